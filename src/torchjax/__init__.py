@@ -1,0 +1,123 @@
+"""torchjax: PyTorch's user API (Tensor, autograd, nn, optim) running on JAX and XLA.
+
+    import torchjax as torch
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x * x + 3 * x + 1
+    y.backward()
+    print(x.grad)  # tensor(7.)
+"""
+
+import jax as _jax
+
+# 64-bit types (int64 indices, float64) are PyTorch's defaults for many results; every array
+# torchjax makes passes an explicit dtype, so the defaults stay PyTorch's.
+_jax.config.update("jax_enable_x64", True)
+
+from . import _dtypes  # noqa: E402
+from ._dtypes import (  # noqa: E402,F401
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+half = float16
+float = float32  # noqa: A001
+double = float64
+short = int16
+int = int32  # noqa: A001
+long = int64
+cfloat = complex64
+cdouble = complex128
+
+from ._device import device  # noqa: E402
+from ._tensor import Size, Tensor, is_tensor  # noqa: E402
+from ._autograd.grad_mode import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from ._random import (  # noqa: E402
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from ._creation import (  # noqa: E402
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    logspace,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from . import _ops  # noqa: E402  (registers the op table)
+from . import _dispatch  # noqa: E402
+
+_dispatch.install(globals())
+_dispatch.install_functions(globals())
+
+from . import autograd, cuda  # noqa: E402
+from ._printing import get_printoptions, set_printoptions  # noqa: E402
+
+from . import nn, optim  # noqa: E402,I001
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    return _dtypes.result_type_of((tensor1, tensor2))
+
+
+def can_cast(from_, to) -> bool:
+    return _dtypes.can_cast(from_, to)
+
+
+__version__ = "0.1.0"

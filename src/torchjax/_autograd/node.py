@@ -1,0 +1,138 @@
+"""Graph nodes (grad_fn): one per recorded op, plus AccumulateGrad for leaves.
+
+A node knows nothing of Tensor internals: it holds the arrays its backward needs, the edges
+to the nodes that produced its inputs, and the version stamps of the tensors PyTorch would
+have saved, so that in-place changes to them are caught.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+RELEASED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class Node:
+    """Base class of every grad_fn; subclasses are named like PyTorch's (MulBackward0, ...)."""
+
+    __slots__ = ("_spec", "_saved", "_edges", "_versions", "_n_out", "_retained",
+                 "_pre_hooks", "_hooks", "_has_saved", "_released", "__weakref__")
+
+    def __init__(self, spec, saved, edges, versions, n_out=1, has_saved=True):
+        self._spec = spec          # BackwardSpec: the jitted and pure backward functions
+        self._saved = saved        # tuple: arrays/scalars the backward needs, None elsewhere
+        self._edges = edges        # tuple per tensor input: (node, output_nr) or None
+        self._versions = versions  # tuple of (counter, version, (type name, shape)) to verify
+        self._n_out = n_out
+        self._retained = None      # {output_nr: weakref(tensor)} for retain_grad()
+        self._pre_hooks = None
+        self._hooks = None
+        self._has_saved = has_saved
+        self._released = False
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple(e if e is not None else (None, 0) for e in self._edges)
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def register_hook(self, fn):
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return _RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return _RemovableHandle(self._pre_hooks, fn)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __call__(self, *grads):
+        return self.apply(grads, retain_graph=True)
+
+    def apply(self, cts, retain_graph: bool):
+        """Input cotangents (one per edge, None where no gradient flows) for output cotangents."""
+        if self._released:
+            raise RuntimeError(RELEASED_MSG)
+        for counter, version, (type_name, shape) in self._versions:
+            if counter[0] != version:
+                describe = f"torch.{type_name} [{', '.join(map(str, shape))}]"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{describe}], is at version {counter[0]}; expected version {version} "
+                    "instead. Hint: the backtrace further above can show the operation that "
+                    "failed to compute its gradient. The variable in question was changed in "
+                    "there or anywhere later. Good luck!")
+        grads = self._spec.run(self._saved, cts)
+        if not retain_graph and self._has_saved:
+            self._saved = None
+            self._released = True
+        return grads
+
+
+_node_classes: dict[str, type] = {}
+
+
+def node_class(name: str) -> type:
+    """The Node subclass named like PyTorch's grad_fn class (one per name)."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = _node_classes[name] = type(name, (Node,), {"__slots__": ()})
+    return cls
+
+
+class AccumulateGrad(Node):
+    """The node that adds a leaf's incoming gradient into its .grad."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(None, None, (), (), 1, has_saved=False)
+        self.variable = variable
+
+    @property
+    def next_functions(self):
+        return ()
+
+
+class _RemovableHandle:
+    __slots__ = ("_list", "_fn")
+
+    def __init__(self, lst, fn):
+        self._list, self._fn = lst, fn
+
+    def remove(self):
+        try:
+            self._list.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def accumulator_of(tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node; the same object while any graph holds it (as in PyTorch)."""
+    ref = tensor._acc
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(tensor)
+        tensor._acc = weakref.ref(acc)
+    return acc

@@ -1,0 +1,657 @@
+"""Eager dispatch: unwrap -> cached jitted forward -> wrap -> record a tape node.
+
+Forward: one jitted XLA call per (op, static arguments, compute dtype); JAX's own cache
+handles shapes. With grad on, the forward is the same call: the node keeps the input arrays
+the backward needs, and its backward is a cached jitted function that re-runs the op under
+jax.vjp. XLA drops whatever part of the recomputation the gradient does not use, so this
+costs one XLA call per node and no eager jax.vjp ever (DESIGN.md, measured costs).
+
+Also generates torchjax.<op>, Tensor.<op>, Tensor.<op>_ and the operator dunders from the
+op table.
+"""
+
+from __future__ import annotations
+
+import collections
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtypes
+from ._autograd import grad_mode
+from ._autograd.node import accumulator_of, node_class
+from ._ops._registry import OPS, OpDef
+from ._tensor import _TENSOR_TYPE_NAMES, Tensor
+
+_STATE = grad_mode.STATE
+_SCALARS = (bool, int, float, complex, np.number, np.bool_)
+_T, _L, _S = 0, 1, 2  # kinds of dynamic parameters: tensor, tensor list, scalar
+
+
+class _Prepared:
+    """Per-row data the hot path needs, computed once."""
+
+    __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "saves_pos",
+                 "saves_result", "out_cls", "promote_kinds")
+
+    def __init__(self, op: OpDef):
+        self.op = op
+        self.names = op.dynamic
+        self.kinds = tuple(_L if n == op.tensor_list else _S if n in op.scalars else _T
+                           for n in self.names)
+        self.simple = all(k == _T for k in self.kinds) and op.promote_args is None
+        pa = op.promote_args
+        # kinds used for promotion and casting: parameters outside promote_args are left alone
+        self.promote_kinds = tuple(k if pa is None or n in pa else _S
+                                   for n, k in zip(self.names, self.kinds))
+        self.fwd = {}
+        self.node_cls = node_class(op.grad)
+        needs = op.needs
+        self.needs_pos = None if needs is None else frozenset(
+            i for i, n in enumerate(self.names) if n in needs)
+        saves = op.saves if op.saves is not None else (needs if needs is not None else None)
+        if saves is None:
+            self.saves_pos = tuple(i for i, k in enumerate(self.kinds) if k != _S)
+            self.saves_result = False
+        else:
+            self.saves_pos = tuple(i for i, n in enumerate(self.names) if n in saves)
+            self.saves_result = "result" in saves
+        self.out_cls = None
+        if op.out_names:
+            self.out_cls = _return_type(op.name, op.out_names)
+
+
+_RETURN_TYPES: dict = {}
+
+
+def _return_type(name, fields):
+    cls = _RETURN_TYPES.get(name)
+    if cls is None:
+        cls = collections.namedtuple(name, fields)
+        cls.__module__ = "torch.return_types"
+        cls.__qualname__ = name
+        cls.__repr__ = lambda self: (
+            f"torch.return_types.{name}(\n" + ",\n".join(
+                f"{f}={getattr(self, f)!r}" for f in fields) + ")")
+        _RETURN_TYPES[name] = cls
+    return cls
+
+
+PREPARED: dict[str, _Prepared] = {}
+
+
+def _cast(v, dtype):
+    if v is None:
+        return None
+    return jnp.asarray(v, dtype=dtype.np) if v.__class__ in _SCALARS or v.dtype != dtype.np \
+        else v
+
+
+def _make_pure(prep: _Prepared, stat: tuple, cd, out_cast):
+    """The row's function of dynamic arrays, with statics bound and inputs cast to cd."""
+    op = prep.op
+    static_kw = dict(zip(op.statics, stat))
+    names, kinds, fn = prep.names, prep.promote_kinds, op.fn
+
+    def pure(*dyn):
+        kw = dict(static_kw)
+        for n, k, v in zip(names, kinds, dyn):
+            if cd is not None:
+                if k == _T:
+                    v = _cast(v, cd)
+                elif k == _L:
+                    v = tuple(_cast(x, cd) for x in v)
+            kw[n] = v
+        out = fn(**kw)
+        if out_cast is not None:
+            out = out.astype(out_cast.np)
+        return out
+
+    return pure
+
+
+def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
+    key = (stat, cd, out_cast)
+    try:
+        return prep.fwd[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable static argument (a list): normalise to tuples
+        stat = _hashable(stat)
+        key = (stat, cd, out_cast)
+        f = prep.fwd.get(key)
+        if f is not None:
+            return f
+    f = prep.fwd[key] = jax.jit(_make_pure(prep, stat, cd, out_cast))
+    return f
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, Tensor):
+        raise TypeError("expected a Python value here, got a Tensor")
+    if isinstance(v, np.ndarray):
+        return tuple(v.tolist())
+    return v
+
+
+# -- argument unwrapping and dtype promotion -------------------------------------------------
+
+def _arg_error(op, i, v):
+    name = op.dynamic[i]
+    return TypeError(f"{op.name}(): argument '{name}' (position {i + 1}) must be Tensor, not "
+                     f"{type(v).__name__}")
+
+
+def _unwrap(prep, dyn):
+    """(arrays, any input requires grad, values that take part in promotion)."""
+    arrays = []
+    rg = False
+    for i, (k, v) in enumerate(zip(prep.kinds, dyn)):
+        if k == _T:
+            if isinstance(v, Tensor):
+                arrays.append(v._data)
+                rg = rg or v._requires_grad
+            elif v is None or v.__class__ in _SCALARS or isinstance(v, numbers.Number):
+                arrays.append(v)
+            else:
+                raise _arg_error(prep.op, i, v)
+        elif k == _L:
+            if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
+                raise TypeError(f"{prep.op.name}(): argument '{prep.names[i]}' (position "
+                                f"{i + 1}) must be tuple of Tensors, not {type(v).__name__}")
+            seq = []
+            for x in v:
+                if not isinstance(x, Tensor):
+                    raise TypeError(f"{prep.op.name}(): argument '{prep.names[i]}' must be "
+                                    f"tuple of Tensors, not {type(x).__name__}")
+                seq.append(x._data)
+                rg = rg or x._requires_grad
+            arrays.append(tuple(seq))
+        else:
+            arrays.append(v)
+    return arrays, rg
+
+
+def _promotion_values(prep, dyn):
+    vals = []
+    for k, v in zip(prep.promote_kinds, dyn):
+        if k == _T:
+            vals.append(v)
+        elif k == _L:
+            vals.extend(v)
+    return vals
+
+
+def _compute_dtype(prep, dyn, stat):
+    mode = prep.op.promote
+    if mode == "none":
+        return None
+    cd = _dtypes.result_type_of(dyn if prep.simple else _promotion_values(prep, dyn))
+    if mode == "float":
+        if not (cd.is_floating_point or cd.is_complex):
+            cd = _dtypes.get_default_dtype()
+    elif mode != "all":
+        cd = mode(cd, dict(zip(prep.op.statics, stat)))
+    return cd
+
+
+def _explain(prep, dyn, stat, err):
+    """Re-raise a failed op with PyTorch's message when the row can explain it."""
+    explain = prep.op.explain
+    if explain is not None:
+        kw = dict(zip(prep.names, dyn))
+        kw.update(zip(prep.op.statics, stat))
+        explain(**kw)  # raises PyTorch's error when it recognises the mistake
+    shapes = [tuple(v._data.shape) for k, v in zip(prep.kinds, dyn)
+              if k == _T and isinstance(v, Tensor)]
+    msg = str(err).lower()
+    if len(shapes) >= 2 and ("broadcast" in msg or "incompatible shapes" in msg):
+        _explain_broadcast(shapes)
+    raise err
+
+
+def _explain_broadcast(shapes):
+    a, b = shapes[0], shapes[1]
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                               f"({db}) at non-singleton dimension {max(len(a), len(b)) - i}")
+
+
+# -- the call --------------------------------------------------------------------------------
+
+def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
+    """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
+    arrays, rg = _unwrap(prep, dyn)
+    cd = _compute_dtype(prep, dyn, stat)
+    try:
+        out = _fwd_for(prep, stat, cd)(*arrays)
+    except (TypeError, ValueError, IndexError) as e:
+        _explain(prep, dyn, stat, e)
+    if rg and _STATE.grad_enabled and prep.op.differentiable:
+        return _record(prep, dyn, arrays, stat, cd, out)
+    return _wrap_outputs(prep, dyn, stat, out, None)
+
+
+def _wrap_outputs(prep, dyn, stat, out, node):
+    op = prep.op
+    if isinstance(out, (tuple, list)):
+        ts = []
+        for i, o in enumerate(out):
+            t = Tensor._wrap(o)
+            if node is not None and jnp.issubdtype(o.dtype, jnp.inexact):
+                t._requires_grad = True
+                t._grad_fn = node
+                t._output_nr = i
+            ts.append(t)
+        if op.view:
+            for i, t in enumerate(ts):
+                _make_view(t, dyn[0], ((_ITEM_OPS[op.name], (stat, i)),))
+        if prep.out_cls is not None:
+            return prep.out_cls(*ts)
+        return tuple(ts) if not op.returns_list else list(ts)
+    t = Tensor._wrap(out)
+    if node is not None:
+        t._requires_grad = True
+        t._grad_fn = node
+    if op.view:
+        _make_view(t, dyn[0], ((op, stat),))
+    return t
+
+
+def _make_view(t: Tensor, src: Tensor, link):
+    import weakref
+    base = src._base if src._base is not None else src
+    t._base = base
+    t._view_chain = (src._view_chain or ()) + link if src._base is not None else link
+    t._vc = base._counter()
+    if base._views is None:
+        base._views = []
+    base._views.append(weakref.ref(t))
+
+
+def _edges_and_diff(prep, dyn):
+    edges = []
+    diff = []
+    for i, (k, v) in enumerate(zip(prep.kinds, dyn)):
+        if k == _T:
+            e = None
+            if isinstance(v, Tensor) and v._requires_grad:
+                fn = v._grad_fn
+                e = (fn, v._output_nr) if fn is not None else (accumulator_of(v), 0)
+                diff.append((i, -1))
+            edges.append(e)
+        elif k == _L:
+            for j, x in enumerate(v):
+                e = None
+                if x._requires_grad:
+                    fn = x._grad_fn
+                    e = (fn, x._output_nr) if fn is not None else (accumulator_of(x), 0)
+                    diff.append((i, j))
+                edges.append(e)
+    return tuple(edges), tuple(diff)
+
+
+def _describe(t: Tensor):
+    return (_TENSOR_TYPE_NAMES.get(t.dtype.name, "Tensor"), tuple(t._data.shape))
+
+
+def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
+    edges, diff = _edges_and_diff(prep, dyn)
+    needs = prep.needs_pos
+    if needs is None:
+        saved = tuple(arrays)
+        unsaved = ()
+    else:
+        saved = []
+        unsaved = []
+        for i, (k, a) in enumerate(zip(prep.kinds, arrays)):
+            if k == _S or i in needs:
+                saved.append(a)
+            elif k == _T:
+                saved.append(None)
+                if a is not None and not isinstance(a, _SCALARS):
+                    unsaved.append((i, -1, a.shape, a.dtype))
+                elif a is not None:
+                    saved[-1] = a  # Python numbers cost nothing to keep
+            else:
+                saved.append(tuple(None for _ in a))
+                unsaved.extend((i, j, x.shape, x.dtype) for j, x in enumerate(a))
+        saved = tuple(saved)
+        unsaved = tuple(unsaved)
+    versions = []
+    for i in prep.saves_pos:
+        v = dyn[i]
+        if isinstance(v, Tensor):
+            if v is inplace_self:
+                continue  # its new version is checked through "result"
+            versions.append((v._counter(), v._version, _describe(v)))
+        elif prep.kinds[i] == _L:
+            versions.extend((x._counter(), x._version, _describe(x)) for x in v)
+    spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
+    n_out = len(out) if isinstance(out, (tuple, list)) else 1
+    node = prep.node_cls(spec, saved, edges, (), n_out, has_saved=bool(prep.saves_pos) or
+                         prep.saves_result)
+    if inplace_self is not None:
+        return node, versions
+    result = _wrap_outputs(prep, dyn, stat, out, node)
+    if prep.saves_result:
+        r = result if isinstance(result, Tensor) else result[0]
+        versions.append((r._counter(), r._version, _describe(r)))
+    node._versions = tuple(versions)
+    return result
+
+
+# -- backward specs --------------------------------------------------------------------------
+
+class BackwardSpec:
+    """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
+
+    __slots__ = ("pure", "jit", "edge_of", "n_edges")
+
+    def __init__(self, prep, stat, cd, out_cast, diff, unsaved, n_edges):
+        fwd = _make_pure(prep, stat, cd, out_cast)
+        self.n_edges = n_edges
+        self.edge_of = _edge_index(prep, diff, n_edges)
+
+        def pure(saved, cts):
+            args = [list(a) if isinstance(a, tuple) else a for a in saved]
+            for i, j, shape, dt in unsaved:  # inputs whose values the gradient does not use
+                z = jnp.zeros(shape, dt)
+                if j < 0:
+                    args[i] = z
+                else:
+                    args[i][j] = z
+            inexact = []  # which outputs are differentiable, found while tracing
+
+            def g(*d):
+                a = [list(x) if isinstance(x, list) else x for x in args]
+                for (i, j), v in zip(diff, d):
+                    if j < 0:
+                        a[i] = v
+                    else:
+                        a[i][j] = v
+                a = [tuple(x) if isinstance(x, list) else x for x in a]
+                outs = fwd(*a)
+                if isinstance(outs, (tuple, list)):
+                    inexact[:] = [k for k, o in enumerate(outs)
+                                  if jnp.issubdtype(o.dtype, jnp.inexact)]
+                    return tuple(outs[k] for k in inexact)
+                return outs
+
+            primals = [args[i] if j < 0 else args[i][j] for i, j in diff]
+            outs, vjp = jax.vjp(g, *primals)
+            if isinstance(outs, tuple):
+                ct = tuple(cts[k] if cts[k] is not None else jnp.zeros_like(o)
+                           for k, o in zip(inexact, outs))
+            else:
+                ct = cts[0] if cts[0] is not None else jnp.zeros_like(outs)
+            return vjp(ct)
+
+        self.pure = pure
+        self.jit = jax.jit(pure)
+
+    def run(self, saved, cts):
+        grads = self.jit(saved, tuple(cts))
+        res = [None] * self.n_edges
+        for k, g in zip(self.edge_of, grads):
+            res[k] = g
+        return res
+
+
+_SPECS: dict = {}
+
+
+def _spec_for(prep, stat, cd, out_cast, diff, unsaved, n_edges):
+    key = (prep, stat, cd, out_cast, diff, unsaved, n_edges)
+    try:
+        spec = _SPECS.get(key)
+    except TypeError:
+        key = (prep, _hashable(stat), cd, out_cast, diff, unsaved, n_edges)
+        spec = _SPECS.get(key)
+    if spec is None:
+        spec = _SPECS[key] = BackwardSpec(prep, key[1], cd, out_cast, diff, unsaved, n_edges)
+    return spec
+
+
+def _edge_index(prep, diff, n_edges):
+    # Edges are laid out per dynamic position: one for a tensor, len(list) for a list.
+    # diff lists (i, j) in the same order, so walk both together.
+    n_list = n_edges - sum(1 for k in prep.kinds if k == _T)
+    idx = []
+    for i, j in diff:
+        e = 0
+        for p, k in enumerate(prep.kinds):
+            if p == i:
+                e += 0 if j < 0 else j
+                break
+            if k == _T:
+                e += 1
+            elif k == _L:
+                e += n_list
+        idx.append(e)
+    return tuple(idx)
+
+
+# -- in-place variants -----------------------------------------------------------------------
+
+def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
+    """Tensor.<op>_: compute as the out-of-place op, cast to self's dtype, write in place."""
+    self = dyn[0]
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{prep.op.name}_(): self must be a Tensor")
+    arrays, rg = _unwrap(prep, dyn)
+    grad_on = _STATE.grad_enabled
+    if grad_on and self._requires_grad and self._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    cd = _compute_dtype(prep, dyn, stat)
+    sd = self.dtype
+    if cd is not None and cd is not sd and not _dtypes.can_cast(cd, sd):
+        raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
+                           f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
+    out_cast = sd if cd is not sd else None
+    try:
+        out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
+    except (TypeError, ValueError, IndexError) as e:
+        _explain(prep, dyn, stat, e)
+    if out.shape != self._data.shape:
+        raise RuntimeError(
+            f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
+            f"broadcast shape [{', '.join(map(str, out.shape))}]")
+    record = rg and grad_on and prep.op.differentiable
+    if record:
+        if self._base is not None and self._base._requires_grad:
+            raise NotImplementedError(
+                f"{prep.op.name}_(): an in-place write through a view of a tensor that requires "
+                "grad is not supported yet; write to a clone() instead")
+        node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
+                                 out_cast=out_cast)
+    self._write(out)
+    if record:
+        self._grad_fn = node
+        self._output_nr = 0
+        self._requires_grad = True
+        if prep.saves_result or any(i == 0 for i in prep.saves_pos):
+            versions.append((self._counter(), self._version, _describe(self)))
+        node._versions = tuple(versions)
+    return self
+
+
+def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
+    """The out= form: compute, then write the result into `out` (resized as needed)."""
+    res = dispatch(prep, dyn, stat)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{prep.op.name}(): argument 'out' must be Tensor, not "
+                        f"{type(out).__name__}")
+    if _STATE.grad_enabled and (out._requires_grad or res._requires_grad):
+        raise RuntimeError(f"{prep.op.name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    data = res._data
+    if out.dtype is not res.dtype:
+        if not _dtypes.can_cast(res.dtype, out.dtype):
+            raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[res.dtype.name]} can't be "
+                               f"cast to the desired output type "
+                               f"{_dtypes.SCALAR_NAMES[out.dtype.name]}")
+        data = data.astype(out.dtype.np)
+    if data.shape != out._data.shape and out._base is None:
+        out._data = data
+        out._counter()[0] += 1
+    else:
+        out._write(data)
+    return out
+
+
+# -- generating the public functions and methods ---------------------------------------------
+
+def _param_source(op: OpDef, self_name: str | None):
+    """Parameter list source and the defaults it refers to."""
+    parts = []
+    defaults = {}
+    seen_kwonly = False
+    first = True
+    for p in op.signature.parameters.values():
+        name = p.name
+        if first and self_name is not None:
+            name = self_name
+        first = False
+        if p.kind is p.KEYWORD_ONLY and not seen_kwonly:
+            parts.append("*")
+            seen_kwonly = True
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append("*" + name)
+            seen_kwonly = True
+            continue
+        if p.default is p.empty:
+            parts.append(name)
+        else:
+            dname = f"_d_{p.name}"
+            defaults[dname] = p.default
+            parts.append(f"{name}={dname}")
+    return parts, seen_kwonly, defaults
+
+
+def _generate(op: OpDef, kind: str):
+    """Source-generated wrapper with the row's exact signature (fast argument binding)."""
+    prep = PREPARED[op.name]
+    self_name = "self" if kind in ("method", "inplace") else None
+    parts, kwonly, defaults = _param_source(op, self_name)
+    params = list(op.signature.parameters)
+    if self_name:
+        params[0] = "self"
+    rename = dict(zip(op.signature.parameters, params))
+    dyn = ", ".join(rename[n] for n in op.dynamic)
+    stat = ", ".join(rename[n] for n in op.statics)
+    body = "_dispatch_inplace" if kind == "inplace" else "_dispatch"
+    dyn_t = f"({dyn}{',' if dyn else ''})"
+    stat_t = f"({stat}{',' if stat else ''})"
+    lines = [f"def {op.name}({{params}}):"]
+    if kind == "function" and not op.view and op.out_names is None and not op.returns_list:
+        parts = parts + (["out=None"] if kwonly else ["*", "out=None"])
+        lines += ["    if out is not None:",
+                  f"        return _dispatch_out(_prep, {dyn_t}, {stat_t}, out)"]
+    lines.append(f"    return {body}(_prep, {dyn_t}, {stat_t})")
+    src = "\n".join(lines).replace("{params}", ", ".join(parts)) + "\n"
+    ns = dict(defaults, _prep=prep, _dispatch=dispatch, _dispatch_inplace=dispatch_inplace,
+              _dispatch_out=dispatch_out)
+    exec(compile(src, f"<torchjax op {op.name}>", "exec"), ns)
+    f = ns[op.name]
+    f.__doc__ = op.doc
+    f.__qualname__ = op.name if kind == "function" else f"Tensor.{op.name}"
+    return f
+
+
+def _dunder(prep, reflected: bool):
+    op = prep.op
+    nstat = len(op.statics)
+    defaults = tuple(op.signature.parameters[n].default for n in op.statics)
+    if nstat and any(d is op.signature.empty for d in defaults):
+        raise ValueError(f"op {op.name} cannot be an operator: statics without defaults")
+    n_dyn = len(op.dynamic)
+    extra = tuple(op.signature.parameters[n].default for n in op.dynamic[2:])
+
+    def binary(self, other):
+        if not isinstance(other, (Tensor, *_SCALARS)) and not isinstance(other, numbers.Number):
+            return NotImplemented
+        args = (other, self) if reflected else (self, other)
+        return dispatch(prep, args + extra if n_dyn > 2 else args, defaults)
+
+    return binary
+
+
+def install(namespace: dict, tensor_cls=Tensor):
+    """Create torchjax.<op>, Tensor.<op>, Tensor.<op>_ and dunders for every row."""
+    for name, op in OPS.items():
+        if name in PREPARED:
+            continue
+        prep = PREPARED[name] = _Prepared(op)
+        if op.view:
+            op.pure_view = _pure_view(op)
+        if op.function:
+            f = _generate(op, "function")
+            for n in (name, *op.aliases):
+                namespace[n] = f
+        if op.method:
+            m = _generate(op, "method")
+            for n in (name, *op.aliases):
+                setattr(tensor_cls, n, m)
+        if op.inplace:
+            ip = _generate(op, "inplace")
+            ip.__name__ = name + "_"
+            for n in (name, *op.aliases):
+                setattr(tensor_cls, n + "_", ip)
+        for d in op.dunders:
+            setattr(tensor_cls, d, _dunder(prep, False))
+        for d in op.rdunders:
+            setattr(tensor_cls, d, _dunder(prep, True))
+
+
+def install_functions(namespace: dict, tensor_cls=Tensor):
+    from ._ops._registry import FUNCTIONS
+    for name, (fn, method, function, aliases) in FUNCTIONS.items():
+        for n in (name, *aliases):
+            if function:
+                namespace[n] = fn
+            if method:
+                setattr(tensor_cls, n, fn)
+
+
+def _pure_view(op):
+    def pure_view(stat, arr):
+        return op.fn(arr, **dict(zip(op.statics, stat)))
+    return pure_view
+
+
+class _ItemView:
+    """A view link that picks output i of a multi-output view op (split, chunk, unbind)."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def pure_view(self, stat_i, arr):
+        stat, i = stat_i
+        return self.op.fn(arr, **dict(zip(self.op.statics, stat)))[i]
+
+
+class _ItemOps(dict):
+    def __missing__(self, name):
+        v = self[name] = _ItemView(OPS[name])
+        return v
+
+
+_ITEM_OPS = _ItemOps()
+
+
+def call_op(name: str, *args, **kwargs):
+    """Call a row by name with Python argument binding (for internal, non-hot paths)."""
+    prep = PREPARED[name]
+    b = prep.op.signature.bind(*args, **kwargs)
+    b.apply_defaults()
+    a = b.arguments
+    return dispatch(prep, tuple(a[n] for n in prep.names), tuple(a[n] for n in prep.op.statics))

@@ -1,0 +1,29 @@
+"""Rows behind Tensor methods that are not public torch functions (dtype/device moves, clone)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ._registry import op
+
+
+@op(tensors=("input",), promote="none", function=False, method=False, grad="ToCopyBackward0",
+    needs=())
+def _to_dtype(input, dtype):
+    if jnp.issubdtype(input.dtype, jnp.complexfloating) and not (
+            dtype.is_complex):
+        input = jnp.real(input)
+    return input.astype(dtype.np)
+
+
+@op(tensors=("input",), promote="none", function=False, method=False, grad="ToCopyBackward0",
+    needs=())
+def _to_device(input, device):
+    return jax.device_put(input, device)
+
+
+@op(tensors=("input",), promote="none", needs=())
+def clone(input, *, memory_format=None):
+    """A copy of input that takes part in autograd."""
+    return jnp.array(input, copy=True)

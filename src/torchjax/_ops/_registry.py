@@ -1,0 +1,120 @@
+"""The op table: every op is one row, a pure JAX function with PyTorch's signature plus flags.
+
+A row is declared with the `op` decorator next to its function:
+
+    @op(tensors=("input", "other"), method=True, inplace=True,
+        dunders=("__mul__",), rdunders=("__rmul__",), grad="MulBackward0")
+    def mul(input, other):
+        return input * other
+
+The dispatcher turns each row into torchjax.<name>, Tensor.<name>, Tensor.<name>_ and the
+operator dunders; the table-driven tests (tests/ops/) read the same rows and fail for a row
+that has no samples there.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+OPS: dict[str, OpDef] = {}
+
+
+@dataclass(eq=False)
+class OpDef:
+    name: str
+    fn: Callable
+    # Parameters that take a Tensor (or a Python number, or None). Everything else is static:
+    # part of the compiled function's cache key.
+    tensors: tuple[str, ...] = ("input",)
+    # Name of a parameter that takes a sequence of Tensors (cat, stack), or None.
+    tensor_list: str | None = None
+    # Type promotion before fn sees the arrays: "all" casts every tensor argument to PyTorch's
+    # result dtype; "float" also turns integer results into the default float dtype; "none"
+    # passes arrays unchanged (fn handles dtypes itself).
+    # A callable promote(cd, static_kwargs) -> dtype may adjust the result (div: floats unless
+    # rounding_mode is set).
+    promote: str | Callable = "all"
+    # The tensor parameters that take part in promotion and casting (where: not `condition`).
+    # None: all of them.
+    promote_args: tuple[str, ...] | None = None
+    function: bool = True          # torchjax.<name>
+    method: bool = True            # Tensor.<name>
+    inplace: bool = False          # Tensor.<name>_
+    dunders: tuple[str, ...] = ()  # Tensor.__op__(self, other) -> name(self, other)
+    rdunders: tuple[str, ...] = ()  # Tensor.__rop__(self, other) -> name(other, self)
+    aliases: tuple[str, ...] = ()
+    differentiable: bool = True
+    grad: str | None = None        # grad_fn class name; default <Name>Backward0
+    # Tensor arguments whose values the backward needs (it recomputes the forward inside the
+    # backward program, so XLA keeps only what the gradient uses). None: all of them.
+    needs: tuple[str, ...] | None = None
+    # Tensors PyTorch saves for backward (names of arguments, or "result"): their versions are
+    # checked, so an in-place change to them after the op raises PyTorch's error. None: `needs`.
+    saves: tuple[str, ...] | None = None
+    view: bool = False             # the output is a view of the first tensor argument
+    out_names: tuple[str, ...] | None = None  # multi-output ops returning a named tuple
+    # Parameters that are Python numbers which may change from call to call (alpha, lr):
+    # passed to the compiled function as values, not compiled in.
+    scalars: tuple[str, ...] = ()
+    # The op returns a Python sequence of tensors (split, chunk, unbind)
+    returns_list: bool = False
+    # Called only when the compiled op fails (so it costs nothing on success): explain(**the
+    # arguments as given) raises PyTorch's error for the mistake, e.g. mm's
+    # "mat1 and mat2 shapes cannot be multiplied (10x3 and 4x8)".
+    explain: Callable | None = None
+    # PyTorch name of the public function, when different from `name` (e.g. "nn.functional")
+    namespace: str = "torch"
+    doc: str | None = None
+    signature: inspect.Signature = field(init=False, repr=False)
+    statics: tuple[str, ...] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.signature = inspect.signature(self.fn)
+        params = self.signature.parameters
+        for n in (*self.tensors, *self.scalars, *((self.tensor_list,) if self.tensor_list else ())):
+            if n not in params:
+                raise ValueError(f"op {self.name}: no parameter {n!r}")
+        dyn = set(self.tensors) | set(self.scalars) | {self.tensor_list}
+        self.statics = tuple(p for p in params if p not in dyn)
+        if self.grad is None:
+            self.grad = "".join(w.capitalize() for w in self.name.split("_")) + "Backward0"
+        if self.doc is None:
+            self.doc = (self.fn.__doc__ or "").strip() or None
+
+    @property
+    def dynamic(self) -> tuple[str, ...]:
+        """Dynamic parameters in signature order: tensors, the tensor list and scalars."""
+        dyn = set(self.tensors) | set(self.scalars) | {self.tensor_list}
+        return tuple(p for p in self.signature.parameters if p in dyn)
+
+
+def op(**flags):
+    """Declare the decorated pure JAX function as a row of the op table."""
+
+    def deco(fn):
+        name = flags.pop("name", fn.__name__)
+        if name in OPS:
+            raise ValueError(f"op {name} defined twice")
+        OPS[name] = OpDef(name=name, fn=fn, **flags)
+        return fn
+
+    return deco
+
+
+# Plain Python functions that belong in the public namespaces but are not single ops: they
+# route between rows (max(x) / max(x, dim) / max(x, y)) or return Python values (allclose).
+FUNCTIONS: dict[str, tuple] = {}
+
+
+def function(name: str | None = None, method: bool = True, function: bool = True,
+             aliases: tuple[str, ...] = ()):
+    """Register a composite as torchjax.<name> and (when method) Tensor.<name>."""
+
+    def deco(fn):
+        n = name or fn.__name__
+        FUNCTIONS[n] = (fn, method, function, aliases)
+        return fn
+
+    return deco

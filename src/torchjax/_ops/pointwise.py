@@ -1,0 +1,409 @@
+"""Elementwise rows: arithmetic, math functions, comparisons and logic."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtypes
+from ._registry import function, op
+
+_BIN = ("input", "other")
+
+
+def _true_div_dtype(cd, kw):
+    # div without rounding_mode is true division: integer inputs give the default float dtype
+    if kw.get("rounding_mode") is None and not (cd.is_floating_point or cd.is_complex):
+        return _dtypes.get_default_dtype()
+    return cd
+
+
+def _floor_div(a, b):
+    if jnp.issubdtype(a.dtype, jnp.integer):
+        return jnp.floor_divide(a, b)
+    return jnp.floor(a / b)
+
+
+# -- arithmetic ----------------------------------------------------------------------------------
+
+@op(tensors=_BIN, inplace=True, dunders=("__add__",), rdunders=("__radd__",), needs=())
+def add(input, other, *, alpha=1):
+    """input + alpha * other, with broadcasting and type promotion."""
+    if alpha != 1:
+        other = other * jnp.asarray(alpha, other.dtype)
+    if input.dtype == jnp.bool_:
+        return jnp.logical_or(input, other)
+    return input + other
+
+
+@op(tensors=_BIN, inplace=True, dunders=("__sub__",), needs=(), aliases=("subtract",))
+def sub(input, other, *, alpha=1):
+    """input - alpha * other."""
+    if input.dtype == jnp.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                        "Use the `^` or `logical_xor()` operator instead.")
+    if alpha != 1:
+        other = other * jnp.asarray(alpha, other.dtype)
+    return input - other
+
+
+@op(tensors=_BIN, method=True, rdunders=("__rsub__",), needs=(), grad="RsubBackward1")
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    if alpha != 1:
+        input = input * jnp.asarray(alpha, input.dtype)
+    return other - input
+
+
+@op(tensors=_BIN, inplace=True, dunders=("__mul__",), rdunders=("__rmul__",),
+    aliases=("multiply",))
+def mul(input, other):
+    """input * other."""
+    if input.dtype == jnp.bool_:
+        return jnp.logical_and(input, other)
+    return input * other
+
+
+@op(tensors=_BIN, inplace=True, promote=_true_div_dtype, dunders=("__truediv__",),
+    rdunders=("__rtruediv__",), aliases=("divide",))
+def div(input, other, *, rounding_mode=None):
+    """input / other; rounding_mode "trunc" or "floor" rounds the quotient."""
+    if rounding_mode is None:
+        return input / other
+    if rounding_mode == "trunc":
+        if jnp.issubdtype(input.dtype, jnp.integer):
+            q = jnp.floor_divide(input, other)
+            fix = (q < 0) & (q * other != input)
+            return jnp.where(fix, q + 1, q)
+        return jnp.trunc(input / other)
+    if rounding_mode == "floor":
+        return _floor_div(input, other)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found '{rounding_mode}'")
+
+
+@op(tensors=_BIN, inplace=True, promote="float", grad="DivBackward0")
+def true_divide(input, other):
+    """input / other as true division."""
+    return input / other
+
+
+@op(tensors=_BIN, inplace=True, dunders=("__floordiv__",), rdunders=("__rfloordiv__",),
+    differentiable=False)
+def floor_divide(input, other):
+    """Floor of input / other."""
+    return _floor_div(input, other)
+
+
+@op(tensors=_BIN, inplace=True, dunders=("__mod__",), rdunders=("__rmod__",))
+def remainder(input, other):
+    """Python-style modulus: the result has the sign of the divisor."""
+    return jnp.remainder(input, other)
+
+
+@op(tensors=_BIN, inplace=True)
+def fmod(input, other):
+    """C-style modulus: the result has the sign of the dividend."""
+    return jnp.fmod(input, other)
+
+
+@op(tensors=("input", "exponent"), inplace=True, dunders=("__pow__",),
+    rdunders=("__rpow__",))
+def pow(input, exponent):
+    """input ** exponent."""
+    if jnp.issubdtype(input.dtype, jnp.integer):
+        return jnp.power(input, exponent)
+    return jnp.power(input, exponent)
+
+
+@op(inplace=True, dunders=("__neg__",), needs=(), aliases=("negative",))
+def neg(input):
+    """-input."""
+    if input.dtype == jnp.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                        "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                        "instead.")
+    return -input
+
+
+@op(inplace=True, dunders=("__abs__",), aliases=("absolute",))
+def abs(input):
+    """|input|; the gradient at 0 is 0."""
+    if input.dtype == jnp.bool_:
+        return input
+    return jnp.abs(input)
+
+
+@op(inplace=True, promote="float", saves=("result",))
+def reciprocal(input):
+    """1 / input."""
+    return 1 / input
+
+
+@op(dunders=("__pos__",), needs=(), grad="AliasBackward0", method=True)
+def positive(input):
+    return input
+
+
+# -- unary math (integer inputs give the default float dtype) ------------------------------------
+
+def _unary(name, f, saves=None, **flags):
+    def fn(input):
+        return f(input)
+
+    fn.__name__ = name
+    fn.__doc__ = flags.pop("doc", f"Elementwise {name}.")
+    op(name=name, inplace=True, promote="float", saves=saves, **flags)(fn)
+
+
+_unary("exp", jnp.exp, saves=("result",))
+_unary("exp2", jnp.exp2, saves=("result",))
+_unary("log", jnp.log)
+_unary("log2", jnp.log2)
+_unary("log10", jnp.log10)
+_unary("log1p", jnp.log1p)
+_unary("expm1", jnp.expm1, saves=("result",))
+_unary("sqrt", jnp.sqrt, saves=("result",))
+_unary("rsqrt", jax.lax.rsqrt, saves=("result",))
+_unary("sin", jnp.sin)
+_unary("cos", jnp.cos)
+_unary("tan", jnp.tan, saves=("result",))
+_unary("asin", jnp.arcsin, aliases=("arcsin",))
+_unary("acos", jnp.arccos, aliases=("arccos",))
+_unary("atan", jnp.arctan, aliases=("arctan",))
+_unary("sinh", jnp.sinh)
+_unary("cosh", jnp.cosh)
+_unary("tanh", jnp.tanh, saves=("result",))
+_unary("asinh", jnp.arcsinh, aliases=("arcsinh",))
+_unary("acosh", jnp.arccosh, aliases=("arccosh",))
+_unary("atanh", jnp.arctanh, aliases=("arctanh",))
+_unary("sigmoid", jax.nn.sigmoid, saves=("result",))
+_unary("erf", jax.scipy.special.erf)
+_unary("erfc", jax.scipy.special.erfc)
+_unary("erfinv", jax.scipy.special.erfinv)
+
+
+@op(inplace=True)
+def square(input):
+    """input * input (integers stay integers; bool becomes int64)."""
+    if input.dtype == jnp.bool_:
+        input = input.astype(jnp.int64)
+    return input * input
+
+
+@op(tensors=_BIN, inplace=True, promote="float", aliases=("arctan2",))
+def atan2(input, other):
+    """Elementwise arctangent of input / other, with the quadrant from both signs."""
+    return jnp.arctan2(input, other)
+
+
+@op(inplace=True, saves=("result",))
+def relu(input):
+    """max(input, 0); the gradient at 0 is 0."""
+    return jnp.where(input > 0, input, jnp.zeros((), input.dtype))
+
+
+# -- rounding ------------------------------------------------------------------------------------
+
+def _rounding(name, f, doc):
+    def fn(input):
+        if not jnp.issubdtype(input.dtype, jnp.inexact):
+            return input
+        return f(input)
+
+    fn.__name__ = name
+    fn.__doc__ = doc
+    op(name=name, inplace=True, needs=())(fn)
+
+
+_rounding("floor", jnp.floor, "Largest integer <= input.")
+_rounding("ceil", jnp.ceil, "Smallest integer >= input.")
+_rounding("trunc", jnp.trunc, "input rounded toward zero.")
+_rounding("frac", lambda x: x - jnp.trunc(x), "input minus its integer part.")
+
+
+@op(inplace=True, needs=())
+def round(input, *, decimals=0):
+    """Round half to even, optionally to a number of decimals."""
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        return input
+    if decimals == 0:
+        return jnp.round(input)
+    scale = jnp.asarray(10.0 ** decimals, input.dtype)
+    return jnp.round(input * scale) / scale
+
+
+@op(inplace=True, needs=())
+def sign(input):
+    """-1, 0 or 1 by the sign of input."""
+    if input.dtype == jnp.bool_:
+        return input
+    return jnp.sign(input)
+
+
+@op(inplace=True, needs=())
+def sgn(input):
+    """sign for real inputs, input / |input| for complex ones."""
+    return jnp.sign(input)
+
+
+# -- clamping, selection -------------------------------------------------------------------------
+
+@op(tensors=("input", "min", "max"), inplace=True, aliases=("clip",))
+def clamp(input, min=None, max=None):
+    """Clamp into [min, max]; the gradient is 1 at the bounds, as in PyTorch."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    out = input
+    if min is not None:
+        out = jnp.where(out < min, min, out)
+    if max is not None:
+        out = jnp.where(out > max, max, out)
+    return jnp.broadcast_to(out, jnp.broadcast_shapes(
+        input.shape, *(jnp.shape(v) for v in (min, max) if v is not None)))
+
+
+@op(tensors=("input", "min"), inplace=True)
+def clamp_min(input, min):
+    return jnp.where(input < min, min, input)
+
+
+@op(tensors=("input", "max"), inplace=True)
+def clamp_max(input, max):
+    return jnp.where(input > max, max, input)
+
+
+@op(tensors=_BIN, inplace=False)
+def maximum(input, other):
+    """Elementwise maximum; ties split the gradient evenly."""
+    return jnp.maximum(input, other)
+
+
+@op(tensors=_BIN, inplace=False)
+def minimum(input, other):
+    """Elementwise minimum; ties split the gradient evenly."""
+    return jnp.minimum(input, other)
+
+
+@op(tensors=("input", "end", "weight"), inplace=True)
+def lerp(input, end, weight):
+    """input + weight * (end - input), computed as PyTorch does for weights above 0.5."""
+    diff = end - input
+    return jnp.where(jnp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
+
+
+@op(tensors=("condition", "input", "other"), promote_args=("input", "other"), method=False,
+    needs=("condition",))
+def where(condition, input, other):
+    """input where condition holds, other elsewhere."""
+    if condition.dtype != jnp.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                        f"with dtype {_dtypes.SCALAR_NAMES[_dtypes.from_jax(condition.dtype).name]}")
+    return jnp.where(condition, input, other)
+
+
+@function(name="where", function=False)
+def _tensor_where(self, condition, other):
+    """Tensor.where(condition, other): self where condition holds, other elsewhere."""
+    from .._dispatch import call_op
+    return call_op("where", condition, self, other)
+
+
+# -- comparison and logic ------------------------------------------------------------------------
+
+def _compare(name, f, dunder, aliases=()):
+    def fn(input, other):
+        return f(input, other)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} comparison (a bool tensor)."
+    op(name=name, tensors=_BIN, inplace=True, differentiable=False,
+       dunders=(dunder,), aliases=aliases)(fn)
+
+
+_compare("eq", jnp.equal, "__eq__")
+_compare("ne", jnp.not_equal, "__ne__", aliases=("not_equal",))
+_compare("lt", jnp.less, "__lt__", aliases=("less",))
+_compare("le", jnp.less_equal, "__le__", aliases=("less_equal",))
+_compare("gt", jnp.greater, "__gt__", aliases=("greater",))
+_compare("ge", jnp.greater_equal, "__ge__", aliases=("greater_equal",))
+
+
+def _logical(name, f):
+    def fn(input, other):
+        return f(input, other)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of the truth values."
+    op(name=name, tensors=_BIN, promote="none", inplace=True, differentiable=False)(fn)
+
+
+_logical("logical_and", jnp.logical_and)
+_logical("logical_or", jnp.logical_or)
+_logical("logical_xor", jnp.logical_xor)
+
+
+@op(promote="none", inplace=True, differentiable=False)
+def logical_not(input):
+    return jnp.logical_not(input)
+
+
+def _bitwise(name, f, dunder, rdunder):
+    def fn(input, other):
+        if jnp.issubdtype(input.dtype, jnp.inexact):
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+        return f(input, other)
+
+    fn.__name__ = name
+    op(name=name, tensors=_BIN, inplace=True, differentiable=False, dunders=(dunder,),
+       rdunders=(rdunder,))(fn)
+
+
+_bitwise("bitwise_and", jnp.bitwise_and, "__and__", "__rand__")
+_bitwise("bitwise_or", jnp.bitwise_or, "__or__", "__ror__")
+_bitwise("bitwise_xor", jnp.bitwise_xor, "__xor__", "__rxor__")
+
+
+@op(inplace=True, differentiable=False, dunders=("__invert__",))
+def bitwise_not(input):
+    if jnp.issubdtype(input.dtype, jnp.inexact):
+        raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+    return jnp.invert(input)
+
+
+def _isclass(name, f):
+    def fn(input):
+        return f(input)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} (a bool tensor)."
+    op(name=name, promote="none", differentiable=False)(fn)
+
+
+_isclass("isnan", jnp.isnan)
+_isclass("isinf", jnp.isinf)
+_isclass("isfinite", jnp.isfinite)
+_isclass("isposinf", jnp.isposinf)
+_isclass("isneginf", jnp.isneginf)
+_isclass("isreal", jnp.isreal)
+
+
+@op(tensors=_BIN, differentiable=False)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise."""
+    return jnp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+@function()
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether every element of input is close to other (a Python bool)."""
+    from .._dispatch import call_op
+    return bool(call_op("isclose", input, other, rtol, atol, equal_nan).all())
+
+
+@function()
+def equal(input, other) -> bool:
+    """Whether the two tensors have the same shape and elements (a Python bool)."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool((input == other).all())

@@ -1,0 +1,565 @@
+"""Tensor: a jax.Array plus autograd metadata, a version counter and a view base. No math here:
+every op method is generated from the op table (see _dispatch.py)."""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _device, _dtypes
+from ._autograd import grad_mode
+from ._autograd.node import accumulator_of
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as torch.Size([...])."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(d) for d in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+_TENSOR_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+    "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
+}
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's semantics, backed by a jax.Array."""
+
+    __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
+                 "_base", "_view_chain", "_views", "_retains_grad", "_acc", "_hooks",
+                 "_post_acc_hooks", "__weakref__", "__dict__")
+
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    # -- construction ----------------------------------------------------------------------
+
+    def __init__(self, *args, **kwargs):
+        # The legacy constructor: torch.Tensor(2, 3) is uninitialised float, torch.Tensor(list).
+        from ._creation import legacy_new
+        t = legacy_new(*args, **kwargs)
+        _init_from(self, t._data)
+
+    @classmethod
+    def _wrap(cls, arr, requires_grad=False) -> Tensor:
+        t = object.__new__(cls)
+        t._data = arr
+        t._requires_grad = requires_grad
+        t._grad = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._vc = None
+        t._base = None
+        t._view_chain = None
+        t._views = None
+        t._retains_grad = False
+        t._acc = None
+        t._hooks = None
+        t._post_acc_hooks = None
+        return t
+
+    # -- metadata --------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> _dtypes.dtype:
+        return _dtypes.from_jax(self._data.dtype)
+
+    @property
+    def device(self) -> _device.device:
+        return _device.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "torch." + _TENSOR_TYPE_NAMES.get(self.dtype.name, "Tensor")
+        if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
+            name = {v: k for k, v in _TENSOR_TYPE_NAMES.items()}[dtype[6:]]
+            dtype = _dtypes.to_dtype(name)
+        return self.to(dtype)
+
+    @property
+    def _version(self) -> int:
+        return 0 if self._vc is None else self._vc[0]
+
+    def _counter(self) -> list:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        return vc
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool):
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        value = bool(value)
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
+                "on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+                "you access the leaf Tensor instead.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        node = self._grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def _accumulate_grad(self, ct) -> None:
+        """Add a gradient array into .grad (the AccumulateGrad / retain_grad step)."""
+        if self._hooks:
+            for hook in self._hooks:
+                res = hook(Tensor._wrap(ct))
+                if res is not None:
+                    ct = res._data
+        g = self._grad
+        if g is None:
+            self._grad = Tensor._wrap(ct)
+        else:
+            from ._autograd.engine import _add
+            g._data = _add(g._data, ct)
+            g._counter()[0] += 1
+        if self._post_acc_hooks:
+            for hook in self._post_acc_hooks:
+                hook(self)
+
+    def register_hook(self, hook):
+        """Call hook(grad) when this tensor's gradient is computed; it may return a new grad."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None and not self._retains_grad:
+            self.retain_grad()
+            self._retains_grad = False  # hooks do not populate .grad by themselves
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        from ._autograd.node import _RemovableHandle
+        return _RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        from ._autograd.node import _RemovableHandle
+        return _RemovableHandle(self._post_acc_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the .grad of the leaves it depends on."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # -- data, detaching, copies -------------------------------------------------------------
+
+    @property
+    def data(self) -> Tensor:
+        # Shares values with self (a write to either is seen by the other) but not autograd
+        # history or the version counter, as in PyTorch.
+        t = _alias(self, share_version=False)
+        return t
+
+    @data.setter
+    def data(self, value: Tensor):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._data = value._data
+        self._refresh_views()
+
+    def detach(self) -> Tensor:
+        return _alias(self, share_version=True)
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    def contiguous(self, memory_format=None) -> Tensor:
+        return self
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return True
+
+    def _write(self, new) -> None:
+        """Replace the values in place: bump the shared version, update the base and views."""
+        self._counter()[0] += 1
+        base = self._base
+        if base is None:
+            self._data = new
+            if self._views:
+                self._refresh_views()
+            return
+        from ._views import write_through
+        base._data = write_through(self._view_chain, base._data, new)
+        base._refresh_views()
+
+    def _refresh_views(self) -> None:
+        if not self._views:
+            return
+        from ._views import read_through
+        alive = []
+        for ref in self._views:
+            v = ref()
+            if v is not None:
+                v._data = read_through(v._view_chain, self._data)
+                alive.append(ref)
+        self._views = alive
+
+    # -- conversions -----------------------------------------------------------------------
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               f"to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._data).tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return np.asarray(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._data)
+        return a.astype(dtype) if dtype is not None else a
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __jax_array__(self):
+        return self._data
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self._data.reshape(()))
+
+    def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self._data.reshape(()))
+
+    def __complex__(self) -> complex:
+        return complex(self._data.reshape(()))
+
+    def __index__(self) -> int:
+        d = self.dtype
+        if d.is_floating_point or d.is_complex or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self._data.reshape(()))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.asarray(self._data), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        t = type(self)._wrap(self._data, self._requires_grad)
+        if type(self) is not Tensor:
+            t.__dict__.update(self.__dict__)
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._printing import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # -- dtype / device conversion ---------------------------------------------------------
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """to(dtype), to(device), to(device, dtype), to(other); returns self when nothing changes."""
+        dtype = kwargs.pop("dtype", None)
+        dev = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, dev = a.dtype, a.device
+            elif isinstance(a, (_dtypes.dtype, type)) and not isinstance(a, str):
+                dtype = a
+            elif isinstance(a, (str, _device.device, int)):
+                dev = a
+            elif a is not None:
+                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        t = self
+        if dev is not None:
+            jd = _device.jax_device(dev)
+            if _device.device_of(t._data) != _device.from_jax(jd) or copy:
+                from ._dispatch import call_op
+                t = call_op("_to_device", t, device=jd)
+        if dtype is not None:
+            dtype = _dtypes.to_dtype(dtype)
+            if dtype is not t.dtype or (copy and t is self):
+                from ._dispatch import call_op
+                t = call_op("_to_dtype", t, dtype=dtype)
+        return t
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        return self.to("cuda" if device is None else _device.device("cuda", device)
+                       if isinstance(device, int) else device)
+
+    def float(self) -> Tensor:
+        return self.to(_dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self.to(_dtypes.float64)
+
+    def half(self) -> Tensor:
+        return self.to(_dtypes.float16)
+
+    def bfloat16(self) -> Tensor:
+        return self.to(_dtypes.bfloat16)
+
+    def long(self) -> Tensor:
+        return self.to(_dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self.to(_dtypes.int32)
+
+    def short(self) -> Tensor:
+        return self.to(_dtypes.int16)
+
+    def char(self) -> Tensor:
+        return self.to(_dtypes.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(_dtypes.uint8)
+
+    def bool(self) -> Tensor:
+        return self.to(_dtypes.bool)
+
+    def cfloat(self) -> Tensor:
+        return self.to(_dtypes.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.to(_dtypes.complex128)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from ._creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from ._creation import zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        from ._creation import ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        from ._creation import full
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    # torch.Tensor subclasses (Parameter) print and deep-copy through these
+    def __reduce_tensor_type__(self):  # pragma: no cover - reserved
+        return type(self)
+
+
+def _init_from(t: Tensor, arr) -> None:
+    fresh = Tensor._wrap(arr)
+    for name in Tensor.__slots__:
+        if name not in ("__weakref__", "__dict__"):
+            object.__setattr__(t, name, getattr(fresh, name))
+
+
+def _rebuild(arr, requires_grad):
+    return Tensor._wrap(jnp.asarray(arr), requires_grad)
+
+
+def _alias(t: Tensor, share_version: bool) -> Tensor:
+    """A tensor sharing values with t (an identity view) but with no autograd history."""
+    out = Tensor._wrap(t._data)
+    base = t._base if t._base is not None else t
+    out._base = base
+    out._view_chain = t._view_chain if t._base is not None else ()
+    if share_version:
+        out._vc = base._counter()
+    else:
+        out._vc = [0]
+    if base._views is None:
+        base._views = []
+    base._views.append(weakref.ref(out))
+    return out
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+# JAX sees a Tensor as its array (jnp.asarray(t), jax.jit(f)(t) through __jax_array__)
+jax.tree_util.register_pytree_node(
+    Tensor, lambda t: ((t._data,), None), lambda _, xs: Tensor._wrap(xs[0]))
+
+_ = grad_mode, accumulator_of  # re-exported for the dispatcher

@@ -1,0 +1,44 @@
+"""Views: a view remembers its root base and the chain of view ops that maps base to view.
+
+A write through a view scatters into the base through an index map (the same chain applied
+to iota of the base's shape), then every live view of the base re-reads its values. Both are
+cached jitted functions keyed by the chain, so repeated writes cost one XLA call each.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def _apply_chain(chain, arr):
+    for op, skw in chain:
+        arr = op.pure_view(skw, arr)
+    return arr
+
+
+_read_cache: dict = {}
+_write_cache: dict = {}
+
+
+def read_through(chain, base):
+    f = _read_cache.get(chain)
+    if f is None:
+        f = _read_cache[chain] = jax.jit(lambda b: _apply_chain(chain, b))
+    return f(base)
+
+
+def _write(chain, base, new):
+    if not chain:
+        return jnp.broadcast_to(new, base.shape).astype(base.dtype)
+    iota = jnp.arange(base.size, dtype=jnp.int64 if base.size >= 2**31 else jnp.int32)
+    idx = _apply_chain(chain, iota.reshape(base.shape))
+    new = jnp.broadcast_to(new, idx.shape).astype(base.dtype)
+    return base.reshape(-1).at[idx.reshape(-1)].set(new.reshape(-1)).reshape(base.shape)
+
+
+def write_through(chain, base, new):
+    f = _write_cache.get(chain)
+    if f is None:
+        f = _write_cache[chain] = jax.jit(lambda b, n: _write(chain, b, n))
+    return f(base, new)

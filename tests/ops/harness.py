@@ -1,0 +1,200 @@
+"""The one helper every op test uses: run the same call in torchjax and in PyTorch, compare.
+
+A sample holds numpy arrays (made into tensors in each library, floating ones requiring grad)
+and plain Python values; torchjax dtypes among them become torch dtypes on the torch side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+
+import torchjax
+
+
+@dataclasses.dataclass
+class Sample:
+    args: tuple
+    kwargs: dict
+    grad: bool = True      # compare gradients through backward()
+    call: object = None    # call(lib, *args, **kwargs) instead of lib.<name>
+    atol: float = 1e-5
+    rtol: float = 1.3e-6
+    desc: str = ""
+
+    def __repr__(self):
+        shapes = [a.shape if isinstance(a, np.ndarray) else a for a in self.args]
+        return f"Sample({self.desc or shapes}, {self.kwargs})"
+
+
+def S(*args, grad=True, call=None, atol=1e-5, rtol=1.3e-6, desc="", **kwargs) -> Sample:
+    return Sample(args, kwargs, grad, call, atol, rtol, desc)
+
+
+_rng = np.random.default_rng(0)
+
+
+def make(*shape, dtype="float32", low=-2.0, high=2.0, seed=None) -> np.ndarray:
+    """A deterministic random array; integer dtypes draw from [low, high)."""
+    rng = np.random.default_rng(seed) if seed is not None else _rng
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        return rng.integers(int(low), int(high), size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def _to_lib(v, lib, requires_grad):
+    if isinstance(v, np.ndarray):
+        t = lib.tensor(v.copy())
+        if requires_grad and t.is_floating_point():
+            t.requires_grad_(True)
+        return t
+    if isinstance(v, (list, tuple)) and v and all(isinstance(x, np.ndarray) for x in v):
+        return type(v)(_to_lib(x, lib, requires_grad) for x in v)
+    if isinstance(v, torchjax.dtype) and lib is torch:
+        return getattr(torch, v.name)
+    if isinstance(v, dict):
+        return {k: _to_lib(x, lib, requires_grad) for k, x in v.items()}
+    return v
+
+
+def _leaves(args):
+    out = []
+    for a in args:
+        if isinstance(a, (torch.Tensor, torchjax.Tensor)):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(_leaves(a))
+    return out
+
+
+def _flat_outputs(out):
+    if isinstance(out, (torch.Tensor, torchjax.Tensor)):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        res = []
+        for o in out:
+            res.extend(_flat_outputs(o))
+        return res
+    return []
+
+
+def to_numpy(t):
+    if isinstance(t, torch.Tensor):
+        t = t.detach()
+        if t.dtype == torch.bfloat16:
+            return t.float().numpy()
+        return t.numpy()
+    a = np.asarray(t.detach()._data)
+    if str(a.dtype) == "bfloat16":
+        return a.astype(np.float32)
+    return a
+
+
+def assert_same(a_tj, a_th, atol, rtol, what):
+    assert str(a_tj.dtype).replace("torchjax", "torch") == str(a_th.dtype), \
+        f"{what}: dtype {a_tj.dtype} != torch {a_th.dtype}"
+    assert tuple(a_tj.shape) == tuple(a_th.shape), \
+        f"{what}: shape {tuple(a_tj.shape)} != torch {tuple(a_th.shape)}"
+    x, y = to_numpy(a_tj), to_numpy(a_th)
+    if x.dtype.kind in "fc":
+        np.testing.assert_allclose(x, y, atol=atol, rtol=rtol, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(x, y, err_msg=what)
+
+
+def call(lib, name, sample, args):
+    kwargs = _to_lib(sample.kwargs, lib, False)
+    if sample.call is not None:
+        return sample.call(lib, *args, **kwargs)
+    return getattr(lib, name)(*args, **kwargs)
+
+
+def compare(name: str, sample: Sample, grad: bool = True):
+    """Run `name` on the sample in both libraries: values, dtypes, shapes and gradients."""
+    tj_args = tuple(_to_lib(a, torchjax, grad and sample.grad) for a in sample.args)
+    th_args = tuple(_to_lib(a, torch, grad and sample.grad) for a in sample.args)
+    out_th = call(torch, name, sample, th_args)
+    out_tj = call(torchjax, name, sample, tj_args)
+    if not isinstance(out_th, (torch.Tensor, list, tuple)):
+        assert type(out_tj) is type(out_th) and out_tj == out_th, (out_tj, out_th)
+        return
+    outs_tj, outs_th = _flat_outputs(out_tj), _flat_outputs(out_th)
+    assert len(outs_tj) == len(outs_th), f"{len(outs_tj)} outputs, torch gives {len(outs_th)}"
+    for i, (a, b) in enumerate(zip(outs_tj, outs_th)):
+        assert_same(a, b, sample.atol, sample.rtol, f"{name} output {i}")
+        assert a.requires_grad == b.requires_grad, f"{name} output {i}: requires_grad"
+    if not (grad and sample.grad):
+        return
+    # backward with the same random cotangents in both
+    pairs = [(a, b) for a, b in zip(outs_tj, outs_th) if b.requires_grad]
+    if not pairs:
+        return
+    rng = np.random.default_rng(1)
+    loss_tj = loss_th = None
+    for a, b in pairs:
+        w = rng.uniform(-1, 1, size=tuple(b.shape)).astype(to_numpy(b).dtype)
+        lt = (a * torchjax.tensor(w).to(a.dtype)).sum()
+        lh = (b * torch.tensor(w).to(b.dtype)).sum()
+        loss_tj = lt if loss_tj is None else loss_tj + lt
+        loss_th = lh if loss_th is None else loss_th + lh
+    loss_th.backward()
+    loss_tj.backward()
+    for i, (a, b) in enumerate(zip(_leaves(tj_args), _leaves(th_args))):
+        if not b.requires_grad:
+            continue
+        if b.grad is None:
+            assert a.grad is None or not np.any(to_numpy(a.grad)), f"{name}: grad of input {i}"
+            continue
+        assert a.grad is not None, f"{name}: no grad for input {i}"
+        assert_same(a.grad, b.grad, sample.atol * 10, max(sample.rtol, 1e-5),
+                    f"{name} grad of input {i}")
+
+
+def gradcheck(name: str, sample: Sample, eps=1e-6, atol=1e-5, rtol=1e-4):
+    """Our backward() against central finite differences of our forward, in float64."""
+    args = tuple(a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                 else a for a in sample.args)
+    args64 = tuple([x.astype(np.float64) if x.dtype.kind == "f" else x for x in a]
+                   if isinstance(a, (list, tuple)) and a and isinstance(a[0], np.ndarray)
+                   else a for a in args)
+    tj_args = tuple(_to_lib(a, torchjax, True) for a in args64)
+    leaves = [t for t in _leaves(tj_args) if t.requires_grad]
+    if not leaves:
+        return False
+    out = _flat_outputs(call(torchjax, name, sample, tj_args))
+    out = [o for o in out if o.requires_grad]
+    if not out or any(o.dtype not in (torchjax.float64, torchjax.complex128) for o in out):
+        return False  # finite differences need float64 outputs
+    rng = np.random.default_rng(2)
+    ws = [rng.uniform(-1, 1, size=tuple(o.shape)) for o in out]
+
+    def f():
+        with torchjax.no_grad():
+            res = _flat_outputs(call(torchjax, name, sample, tj_args))
+            res = [o for o in res if o.is_floating_point() or o.is_complex()]
+            return sum(float((np.asarray(o._data) * w).sum()) for o, w in zip(res, ws))
+
+    loss = None
+    for o, w in zip(out, ws):
+        term = (o * torchjax.tensor(w)).sum()
+        loss = term if loss is None else loss + term
+    loss.backward()
+    for t in leaves:
+        base = np.array(t._data)
+        num = np.zeros(base.size)
+        for k in range(base.size):
+            for sgn in (1, -1):
+                pert = base.copy().reshape(-1)
+                pert[k] += sgn * eps
+                t._data = torchjax.tensor(pert.reshape(base.shape))._data
+                num[k] += sgn * f()
+            t._data = torchjax.tensor(base)._data
+        num = num.reshape(base.shape) / (2 * eps)
+        ana = np.asarray(t.grad._data) if t.grad is not None else np.zeros_like(base)
+        np.testing.assert_allclose(ana, num, atol=atol, rtol=rtol,
+                                   err_msg=f"{name}: finite differences")
+    return True

@@ -1,0 +1,78 @@
+"""Every row of the op table against PyTorch 2.13: values, dtypes, shapes and gradients, in
+float32 and float64, plus finite-difference gradient checks in float64."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import numpy as np
+import pytest
+
+import torchjax
+from torchjax._ops import OPS
+
+from . import harness
+
+SAMPLES: dict = {}
+for _m in pkgutil.iter_modules(__path__ if "__path__" in dir() else
+                               [str(__import__("pathlib").Path(__file__).parent)]):
+    if _m.name.startswith("samples_"):
+        SAMPLES.update(importlib.import_module(f"tests.ops.{_m.name}").SAMPLES)
+
+NAMES = sorted(OPS)
+
+
+def _as64(s: harness.Sample) -> harness.Sample:
+    def conv(a):
+        if isinstance(a, np.ndarray) and a.dtype == np.float32:
+            return a.astype(np.float64)
+        if isinstance(a, (list, tuple)) and a and all(isinstance(x, np.ndarray) for x in a):
+            return type(a)(conv(x) for x in a)
+        return a
+    return harness.Sample(tuple(conv(a) for a in s.args), s.kwargs, s.grad, s.call,
+                          s.atol, s.rtol, s.desc)
+
+
+def _has_float32(s):
+    return any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in s.args) or any(
+        isinstance(a, (list, tuple)) and any(isinstance(x, np.ndarray) and x.dtype == np.float32
+                                             for x in a) for a in s.args)
+
+
+def test_every_row_has_samples():
+    missing = [n for n in NAMES if not SAMPLES.get(n)]
+    assert not missing, f"op rows without test samples: {missing}"
+
+
+def test_no_samples_for_unknown_rows():
+    assert not set(SAMPLES) - set(OPS), set(SAMPLES) - set(OPS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_against_torch(name):
+    samples = SAMPLES.get(name)
+    assert samples, f"{name} has no samples"
+    op = OPS[name]
+    for s in samples:
+        harness.compare(name, s, grad=op.differentiable)
+        if _has_float32(s):
+            harness.compare(name, _as64(s), grad=op.differentiable)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if OPS[n].differentiable])
+def test_finite_differences(name):
+    samples = [s for s in SAMPLES.get(name, ()) if s.grad]
+    checked = 0
+    for s in samples:
+        sizes = [a.size for a in s.args if isinstance(a, np.ndarray)]
+        if not sizes or max(sizes) > 64:
+            continue
+        if not any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in s.args):
+            continue
+        checked += bool(harness.gradcheck(name, s))
+    if not checked and any(s.grad for s in SAMPLES.get(name, ())):
+        pytest.skip("no small floating sample to check with finite differences")
+
+
+_ = torchjax
