@@ -45,8 +45,10 @@ long = int64
 cfloat = complex64
 cdouble = complex128
 
-from ._device import device  # noqa: E402
-from ._tensor import Size, Tensor, is_tensor  # noqa: E402
+from . import (
+    _dispatch,  # noqa: E402
+    _ops,  # noqa: E402  (registers the op table)
+)
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -54,15 +56,6 @@ from ._autograd.grad_mode import (  # noqa: E402
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
-)
-from ._random import (  # noqa: E402
-    Generator,
-    default_generator,
-    get_rng_state,
-    initial_seed,
-    manual_seed,
-    seed,
-    set_rng_state,
 )
 from ._creation import (  # noqa: E402
     arange,
@@ -88,16 +81,27 @@ from ._creation import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from . import _ops  # noqa: E402  (registers the op table)
-from . import _dispatch  # noqa: E402
+from ._device import device  # noqa: E402
+from ._random import (  # noqa: E402
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 
 _dispatch.install(globals())
 _dispatch.install_functions(globals())
 
-from . import autograd, cuda  # noqa: E402
-from ._printing import get_printoptions, set_printoptions  # noqa: E402
+from . import _inplace_random  # noqa: E402
 
-from . import nn, optim  # noqa: E402,I001
+_inplace_random.install()
+
+from . import autograd, cuda, nn, optim  # noqa: E402  # noqa: E402,I001
+from ._printing import get_printoptions, set_printoptions  # noqa: E402
 
 
 def numel(input: Tensor) -> int:

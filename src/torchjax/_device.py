@@ -62,7 +62,7 @@ def _default_accelerator() -> str:
     return _TYPE.get(jax.default_backend(), "cpu")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _platform_devices(platform: str) -> tuple:
     try:
         return tuple(jax.devices(platform))

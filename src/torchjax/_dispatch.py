@@ -478,7 +478,8 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
         self._grad_fn = node
         self._output_nr = 0
         self._requires_grad = True
-        if prep.saves_result or any(i == 0 for i in prep.saves_pos):
+        # the op's own input snapshot is immutable, so only a saved result is checked later
+        if prep.saves_result:
             versions.append((self._counter(), self._version, _describe(self)))
         node._versions = tuple(versions)
     return self

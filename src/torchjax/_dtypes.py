@@ -127,7 +127,7 @@ def set_default_dtype(d) -> None:
     _default.value = d
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's promotion of two dtypes (same lattice as JAX with x64 for these types)."""
     if a is b:

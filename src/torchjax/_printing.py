@@ -196,7 +196,8 @@ def _tensor_body(arr: np.ndarray, kind: str, indent: int) -> str:
 
 def _add_suffixes(body: str, suffixes: list[str], indent: int) -> str:
     parts = [body]
-    # torch's arithmetic (it over-counts by 2 on a single line); kept for identical wrapping
+    # torch's arithmetic, which counts 2 more than the last line's length; kept so that the
+    # suffixes wrap exactly where torch wraps them
     last_line_len = len(body) - body.rfind("\n") + 1
     for suffix in suffixes:
         if last_line_len + len(suffix) + 2 > _OPTS.linewidth:
@@ -257,7 +258,7 @@ def tensor_repr(t) -> str:
     from . import _dtypes
 
     grad_fn = t._grad_fn
-    # C++ nodes report a qualified name ("torch::autograd::AddBackward0"); torch strips it
+    # torch drops any C++ namespace ("torch::autograd::AddBackward0") from node names
     grad_fn_name = None if grad_fn is None else grad_fn.name().rsplit("::", 1)[-1]
     cls_name = type(t).__name__
     try:

@@ -108,6 +108,9 @@ class AccumulateGrad(Node):
     def next_functions(self):
         return ()
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # what PyTorch's C++ node reports
+
 
 class _RemovableHandle:
     __slots__ = ("_list", "_fn")

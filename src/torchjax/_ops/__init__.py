@@ -3,6 +3,7 @@
 from . import (  # noqa: F401  (each module registers its rows on import)
     _internal,
     linalg,
+    nn,
     pointwise,
     reduction,
     shape,

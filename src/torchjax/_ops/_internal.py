@@ -27,3 +27,15 @@ def _to_device(input, device):
 def clone(input, *, memory_format=None):
     """A copy of input that takes part in autograd."""
     return jnp.array(input, copy=True)
+
+
+@op(tensors=("input", "value"), promote="none", method=False, inplace=True, needs=())
+def fill(input, value):
+    """A tensor shaped like input, filled with value (Tensor.fill_ writes it in place)."""
+    return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)
+
+
+@op(promote="none", function=False, method=False, inplace=True, needs=(), grad="ZeroBackward0")
+def zero(input):
+    """Zeros shaped like input (Tensor.zero_)."""
+    return jnp.zeros_like(input)

@@ -15,8 +15,8 @@ that has no samples there.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 OPS: dict[str, OpDef] = {}
 

@@ -26,7 +26,7 @@ def _floor_div(a, b):
 
 # -- arithmetic ----------------------------------------------------------------------------------
 
-@op(tensors=_BIN, inplace=True, dunders=("__add__",), rdunders=("__radd__",), needs=())
+@op(tensors=_BIN, inplace=True, dunders=("__add__", "__radd__"), needs=())
 def add(input, other, *, alpha=1):
     """input + alpha * other, with broadcasting and type promotion."""
     if alpha != 1:
@@ -47,7 +47,7 @@ def sub(input, other, *, alpha=1):
     return input - other
 
 
-@op(tensors=_BIN, method=True, rdunders=("__rsub__",), needs=(), grad="RsubBackward1")
+@op(tensors=_BIN, method=True, dunders=("__rsub__",), needs=(), grad="RsubBackward1")
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     if alpha != 1:
@@ -55,7 +55,7 @@ def rsub(input, other, *, alpha=1):
     return other - input
 
 
-@op(tensors=_BIN, inplace=True, dunders=("__mul__",), rdunders=("__rmul__",),
+@op(tensors=_BIN, inplace=True, dunders=("__mul__", "__rmul__"),
     aliases=("multiply",))
 def mul(input, other):
     """input * other."""

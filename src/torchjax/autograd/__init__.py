@@ -12,9 +12,10 @@ from .._autograd.grad_mode import (
 )
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
+from .function import Function, FunctionCtx
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "Node"]
+           "is_grad_enabled", "Node", "Function", "FunctionCtx"]
 
 
 def _as_tuple(x):
