@@ -77,6 +77,7 @@ from ._creation import (  # noqa: E402
     randint_like,
     randn,
     randn_like,
+    randperm,
     tensor,
     zeros,
     zeros_like,

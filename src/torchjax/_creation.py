@@ -101,6 +101,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if (not d.is_floating_point and not d.is_complex and np.issubdtype(np.asarray(arr).dtype,
                                                                        np.floating)):
         arr = np.trunc(np.asarray(arr))  # float data into an integer dtype truncates
+    if isinstance(arr, np.ndarray):
+        # JAX may alias a NumPy buffer on CPU; copy so later writes to `data` are not seen
+        arr = np.array(arr, dtype=d.np, copy=True)
     return _finish(jnp.asarray(arr, dtype=d.np), device, requires_grad)
 
 
@@ -115,7 +118,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return Tensor._wrap(jnp.asarray(ndarray))
+    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray
+    return Tensor._wrap(jnp.asarray(np.array(ndarray, copy=True)))
 
 
 def legacy_new(*args, dtype=None, device=None) -> Tensor:
@@ -258,6 +262,8 @@ def _sampler(kind, shape, np_dtype):
             return jax.random.uniform(k, shape, np_dtype, a, b)
         if kind == "normal":
             return (a + b * jax.random.normal(k, shape, np_dtype)).astype(np_dtype)
+        if kind == "randperm":
+            return jax.random.permutation(k, shape[0]).astype(np_dtype)
         if kind == "randint":
             return jax.random.randint(k, shape, a, b, dtype=jnp.int64).astype(np_dtype)
         raise ValueError(kind)
@@ -304,6 +310,13 @@ def randint(*args, generator=None, out=None, dtype=None, layout=None, device=Non
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
     return _finish(_sample("randint", _sizes((size,)), d, generator, int(low), int(high)),
                    device, requires_grad)
+
+
+def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False) -> Tensor:
+    """A random permutation of 0..n-1."""
+    d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
+    return _finish(_sample("randperm", (int(n),), d, generator, 0, 0), device, requires_grad)
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,

@@ -23,7 +23,7 @@ from . import _dtypes
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of, node_class
 from ._ops._registry import OPS, OpDef
-from ._tensor import _TENSOR_TYPE_NAMES, Tensor
+from ._tensor import Tensor
 
 _STATE = grad_mode.STATE
 _SCALARS = (bool, int, float, complex, np.number, np.bool_)
@@ -226,10 +226,51 @@ def _explain_broadcast(shapes):
 
 # -- the call --------------------------------------------------------------------------------
 
+_FAST_CD: dict = {}  # (promote mode, argument keys) -> compute dtype; see _dtypes
+
+
+def _fast_unwrap(prep, dyn):
+    """The hot path for rows whose dynamic arguments are all tensors or numbers."""
+    arrays = []
+    keys = [prep.op.promote]
+    rg = False
+    for v in dyn:
+        if isinstance(v, Tensor):
+            a = v._data
+            arrays.append(a)
+            av = a.aval  # cheaper than a.dtype / a.ndim on a jax.Array, and works on tracers
+            keys.append((av.dtype, not av.shape))
+            if v._requires_grad:
+                rg = True
+        elif v is None:
+            arrays.append(None)
+        elif v.__class__ in _SCALARS:
+            arrays.append(v)
+            keys.append(v.__class__)
+        else:
+            return None
+    key = tuple(keys)
+    cd = _FAST_CD.get(key)
+    if cd is None:
+        mode = prep.op.promote
+        cd = _dtypes.result_type_of(dyn) if mode != "none" else False
+        if mode == "float" and not (cd.is_floating_point or cd.is_complex):
+            cd = _dtypes.get_default_dtype()
+        _FAST_CD[key] = cd
+    return arrays, rg, (cd or None)
+
+
+_dtypes.on_default_dtype_change(_FAST_CD.clear)
+
+
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
-    arrays, rg = _unwrap(prep, dyn)
-    cd = _compute_dtype(prep, dyn, stat)
+    got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
+    if got is not None:
+        arrays, rg, cd = got
+    else:
+        arrays, rg = _unwrap(prep, dyn)
+        cd = _compute_dtype(prep, dyn, stat)
     try:
         out = _fwd_for(prep, stat, cd)(*arrays)
     except (TypeError, ValueError, IndexError) as e:
@@ -299,10 +340,62 @@ def _edges_and_diff(prep, dyn):
 
 
 def _describe(t: Tensor):
-    return (_TENSOR_TYPE_NAMES.get(t.dtype.name, "Tensor"), tuple(t._data.shape))
+    # the aval (shape and dtype) is all PyTorch's message needs; formatted only on error
+    return t._data.aval
+
+
+def _record_simple(prep, dyn, arrays, stat, cd, out):
+    """_record for rows whose dynamic arguments are all tensors or numbers (the hot path)."""
+    edges = []
+    diff = []
+    saved = []
+    unsaved = []
+    needs = prep.needs_pos
+    for i, v in enumerate(dyn):
+        a = arrays[i]
+        if isinstance(v, Tensor):
+            if v._requires_grad:
+                fn = v._grad_fn
+                edges.append((fn, v._output_nr) if fn is not None else (accumulator_of(v), 0))
+                diff.append((i, -1))
+            else:
+                edges.append(None)
+            if needs is None or i in needs:
+                saved.append(a)
+            else:
+                saved.append(None)
+                av = a.aval
+                unsaved.append((i, -1, av.shape, av.dtype))
+        else:
+            edges.append(None)
+            saved.append(a)
+    versions = []
+    for i in prep.saves_pos:
+        v = dyn[i]
+        if isinstance(v, Tensor):
+            vc = v._vc
+            if vc is None:
+                vc = v._vc = [0]
+            versions.append((vc, vc[0], v._data.aval))
+    edges = tuple(edges)
+    spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
+    node = prep.node_cls(spec, tuple(saved), edges, (), 1,
+                         has_saved=bool(prep.saves_pos) or prep.saves_result)
+    t = Tensor._wrap(out)
+    t._requires_grad = True
+    t._grad_fn = node
+    if prep.op.view:
+        _make_view(t, dyn[0], ((prep.op, stat),))
+    if prep.saves_result:
+        vc = t._vc = [0]
+        versions.append((vc, 0, out.aval))
+    node._versions = tuple(versions)
+    return t
 
 
 def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
+    if prep.simple and inplace_self is None and not isinstance(out, (tuple, list)):
+        return _record_simple(prep, dyn, arrays, stat, cd, out)
     edges, diff = _edges_and_diff(prep, dyn)
     needs = prep.needs_pos
     if needs is None:

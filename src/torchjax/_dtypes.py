@@ -119,12 +119,23 @@ def get_default_dtype() -> dtype:
     return _default.value
 
 
+_listeners: list = []
+
+
+def on_default_dtype_change(fn) -> None:
+    """Call fn() whenever the default dtype changes (caches keyed on promotion results)."""
+    _listeners.append(fn)
+
+
 def set_default_dtype(d) -> None:
     """Set the default floating dtype; only float16, bfloat16, float32 and float64 are allowed."""
     d = to_dtype(d)
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _default.value = d
+    _result_cache.clear()
+    for fn in _listeners:
+        fn()
 
 
 @functools.cache

@@ -70,7 +70,6 @@ SAMPLES = {
         S(make(2, 3, 4), [1, 2, 0]),
         S(make(2, 3, 4), 2, 0, 1, call=_method("permute")),
         S(make(2, 3), -1, 0, call=_method("permute")),
-        S(make(2, 3), dims=(1, 0)),
         S(make(), ()),
         S(make(2, 3, dtype="int64"), (1, 0)),
     ],

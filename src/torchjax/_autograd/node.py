@@ -27,7 +27,7 @@ class Node:
         self._spec = spec          # BackwardSpec: the jitted and pure backward functions
         self._saved = saved        # tuple: arrays/scalars the backward needs, None elsewhere
         self._edges = edges        # tuple per tensor input: (node, output_nr) or None
-        self._versions = versions  # tuple of (counter, version, (type name, shape)) to verify
+        self._versions = versions  # tuple of (counter, version, aval) to verify
         self._n_out = n_out
         self._retained = None      # {output_nr: weakref(tensor)} for retain_grad()
         self._pre_hooks = None
@@ -66,22 +66,36 @@ class Node:
 
     def apply(self, cts, retain_graph: bool):
         """Input cotangents (one per edge, None where no gradient flows) for output cotangents."""
+        self.check_saved()
+        grads = self._spec.run(self._saved, cts)
+        if not retain_graph:
+            self.release()
+        return grads
+
+    def release(self):
+        if self._has_saved:
+            self._saved = None
+            self._released = True
+
+    def check_saved(self):
+        """Raise PyTorch's errors when the saved values are freed or were changed in place."""
         if self._released:
             raise RuntimeError(RELEASED_MSG)
-        for counter, version, (type_name, shape) in self._versions:
+        for counter, version, aval in self._versions:
             if counter[0] != version:
-                describe = f"torch.{type_name} [{', '.join(map(str, shape))}]"
+                describe = f"{_type_name(aval.dtype)} [{', '.join(map(str, aval.shape))}]"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{describe}], is at version {counter[0]}; expected version {version} "
                     "instead. Hint: the backtrace further above can show the operation that "
                     "failed to compute its gradient. The variable in question was changed in "
                     "there or anywhere later. Good luck!")
-        grads = self._spec.run(self._saved, cts)
-        if not retain_graph and self._has_saved:
-            self._saved = None
-            self._released = True
-        return grads
+
+
+def _type_name(np_dtype) -> str:
+    from .._dtypes import from_jax
+    from .._tensor import _TENSOR_TYPE_NAMES
+    return "torch." + _TENSOR_TYPE_NAMES.get(from_jax(np_dtype).name, "Tensor")
 
 
 _node_classes: dict[str, type] = {}

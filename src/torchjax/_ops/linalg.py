@@ -201,6 +201,9 @@ def einsum(equation, *operands):
     from .._dispatch import call_op
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
+    if not operands:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     return call_op("einsum", equation, tuple(operands))
 
 

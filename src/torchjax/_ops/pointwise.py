@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes
+from .._autograd.grad_mode import is_grad_enabled
 from ._registry import function, op
 
 _BIN = ("input", "other")
@@ -16,6 +17,19 @@ def _true_div_dtype(cd, kw):
     if kw.get("rounding_mode") is None and not (cd.is_floating_point or cd.is_complex):
         return _dtypes.get_default_dtype()
     return cd
+
+
+def _alpha_check(dtype, alpha):
+    if isinstance(alpha, complex) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+    if isinstance(alpha, float) and not jnp.issubdtype(dtype, jnp.inexact):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def _type_name(dtype):
+    return _dtypes.SCALAR_NAMES[_dtypes.from_jax(dtype).name]
 
 
 def _floor_div(a, b):
@@ -29,6 +43,7 @@ def _floor_div(a, b):
 @op(tensors=_BIN, inplace=True, dunders=("__add__", "__radd__"), needs=())
 def add(input, other, *, alpha=1):
     """input + alpha * other, with broadcasting and type promotion."""
+    _alpha_check(input.dtype, alpha)
     if alpha != 1:
         other = other * jnp.asarray(alpha, other.dtype)
     if input.dtype == jnp.bool_:
@@ -40,16 +55,20 @@ def add(input, other, *, alpha=1):
 def sub(input, other, *, alpha=1):
     """input - alpha * other."""
     if input.dtype == jnp.bool_:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                        "Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    _alpha_check(input.dtype, alpha)
     if alpha != 1:
         other = other * jnp.asarray(alpha, other.dtype)
     return input - other
 
 
+# `2 - x` reaches Tensor.__rsub__(x, 2) == rsub(x, 2): only Python numbers get there, hence
+# torch's name for the scalar overload.
 @op(tensors=_BIN, method=True, dunders=("__rsub__",), needs=(), grad="RsubBackward1")
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
+    _alpha_check(input.dtype, alpha)
     if alpha != 1:
         input = input * jnp.asarray(alpha, input.dtype)
     return other - input
@@ -78,7 +97,7 @@ def div(input, other, *, rounding_mode=None):
         return jnp.trunc(input / other)
     if rounding_mode == "floor":
         return _floor_div(input, other)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found '{rounding_mode}'")
 
 
@@ -88,11 +107,32 @@ def true_divide(input, other):
     return input / other
 
 
+@jax.custom_vjp
+def _no_derivative(x):
+    return x
+
+
+def _no_derivative_fwd(x):
+    return x, None
+
+
+def _no_derivative_bwd(_, g):
+    # runs while the backward is traced: PyTorch records floor_divide with a grad_fn that
+    # raises only when backward reaches it
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+_no_derivative.defvjp(_no_derivative_fwd, _no_derivative_bwd)
+
+
 @op(tensors=_BIN, inplace=True, dunders=("__floordiv__",), rdunders=("__rfloordiv__",),
-    differentiable=False)
+    needs=(), saves=(), grad="NotImplemented")
 def floor_divide(input, other):
     """Floor of input / other."""
-    return _floor_div(input, other)
+    out = _floor_div(input, other)
+    if jnp.issubdtype(out.dtype, jnp.inexact):
+        out = _no_derivative(out)
+    return out
 
 
 @op(tensors=_BIN, inplace=True, dunders=("__mod__",), rdunders=("__rmod__",))
@@ -111,9 +151,29 @@ def fmod(input, other):
     rdunders=("__rpow__",))
 def pow(input, exponent):
     """input ** exponent."""
-    if jnp.issubdtype(input.dtype, jnp.integer):
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        if input.dtype == jnp.bool_:
+            return jnp.logical_or(input, jnp.logical_not(exponent))
         return jnp.power(input, exponent)
-    return jnp.power(input, exponent)
+    return _pow(input, exponent)
+
+
+@jax.custom_jvp
+def _pow(x, y):
+    return jnp.power(x, y)
+
+
+@_pow.defjvp
+def _pow_jvp(primals, tangents):
+    # PyTorch's masks: no gradient for the base where the exponent is 0 (0 ** 0), none for the
+    # exponent where the base is 0 and the exponent >= 0 (JAX gives nan in both places)
+    x, y = primals
+    dx, dy = tangents
+    out = jnp.power(x, y)
+    zero = jnp.zeros((), out.dtype)
+    gx = jnp.where(y == 0, zero, y * jnp.power(x, y - 1))
+    gy = jnp.where((x == 0) & (y >= 0), zero, out * jnp.log(x))
+    return out, gx * dx + gy * dy
 
 
 @op(inplace=True, dunders=("__neg__",), needs=(), aliases=("negative",))
@@ -130,7 +190,9 @@ def neg(input):
 def abs(input):
     """|input|; the gradient at 0 is 0."""
     if input.dtype == jnp.bool_:
-        return input
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    if jnp.issubdtype(input.dtype, jnp.floating):
+        return input * jnp.sign(input)  # gradient sign(x): 0 at 0, where jnp.abs gives 1
     return jnp.abs(input)
 
 
@@ -140,9 +202,28 @@ def reciprocal(input):
     return 1 / input
 
 
-@op(dunders=("__pos__",), needs=(), grad="AliasBackward0", method=True)
+@function()
 def positive(input):
+    """input itself (the same tensor object, as in PyTorch); an error for bool tensors."""
+    if input.dtype is _dtypes.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
+
+
+# The generated operator dunders take two operands; the unary ones are plain methods here.
+def _unary_dunder(dunder, name):
+    def fn(self):
+        from .._dispatch import PREPARED, dispatch
+        return dispatch(PREPARED[name], (self,), ())
+
+    fn.__name__ = dunder
+    function(name=dunder, function=False)(fn)
+
+
+_unary_dunder("__neg__", "neg")
+_unary_dunder("__abs__", "abs")
+_unary_dunder("__invert__", "bitwise_not")
+function(name="__pos__", function=False)(positive)
 
 
 # -- unary math (integer inputs give the default float dtype) ------------------------------------
@@ -183,7 +264,7 @@ _unary("erfc", jax.scipy.special.erfc)
 _unary("erfinv", jax.scipy.special.erfinv)
 
 
-@op(inplace=True)
+@op(inplace=True, grad="PowBackward0")
 def square(input):
     """input * input (integers stay integers; bool becomes int64)."""
     if input.dtype == jnp.bool_:
@@ -208,6 +289,9 @@ def relu(input):
 def _rounding(name, f, doc):
     def fn(input):
         if not jnp.issubdtype(input.dtype, jnp.inexact):
+            if name == "frac":
+                raise NotImplementedError(
+                    f"\"frac_cpu\" not implemented for '{_type_name(input.dtype)}'")
             return input
         return f(input)
 
@@ -226,11 +310,18 @@ _rounding("frac", lambda x: x - jnp.trunc(x), "input minus its integer part.")
 def round(input, *, decimals=0):
     """Round half to even, optionally to a number of decimals."""
     if not jnp.issubdtype(input.dtype, jnp.inexact):
+        if decimals != 0:
+            raise NotImplementedError(
+                f"\"round_cpu\" not implemented for '{_type_name(input.dtype)}'")
         return input
     if decimals == 0:
         return jnp.round(input)
-    scale = jnp.asarray(10.0 ** decimals, input.dtype)
-    return jnp.round(input * scale) / scale
+    # as PyTorch: multiply by 10**decimals, or divide by 10**-decimals (both exact powers)
+    if decimals > 0:
+        scale = jnp.asarray(10.0 ** decimals, input.dtype)
+        return jnp.round(input * scale) / scale
+    scale = jnp.asarray(10.0 ** -decimals, input.dtype)
+    return jnp.round(input / scale) * scale
 
 
 @op(inplace=True, needs=())
@@ -241,9 +332,11 @@ def sign(input):
     return jnp.sign(input)
 
 
-@op(inplace=True, needs=())
+@op(inplace=True, needs=(), saves=("input", "result"))
 def sgn(input):
     """sign for real inputs, input / |input| for complex ones."""
+    if input.dtype == jnp.bool_:
+        return input
     return jnp.sign(input)
 
 
@@ -285,9 +378,29 @@ def minimum(input, other):
     return jnp.minimum(input, other)
 
 
-@op(tensors=("input", "end", "weight"), inplace=True)
+_C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}
+
+
+def _lerp_check(input, end, weight):
+    want = _dtypes.from_jax(input.dtype).name
+    for n, v in (("end", end), ("weight", weight)):
+        # Python numbers reach the row as weakly typed arrays: they adapt instead
+        weak = getattr(getattr(v, "aval", None), "weak_type", False)
+        if n == "weight" and jnp.ndim(v) == 0:
+            continue  # a 0-d weight of any float dtype is accepted (and cast)
+        if hasattr(v, "dtype") and not weak and v.dtype != input.dtype:
+            got = _dtypes.from_jax(v.dtype).name
+            raise RuntimeError(f"expected dtype {_C10_NAMES.get(want, want)} for `{n}` but got "
+                               f"dtype {_C10_NAMES.get(got, got)}")
+
+
+# promote="none": PyTorch requires equal dtypes instead of promoting
+@op(tensors=("input", "end", "weight"), inplace=True, promote="none")
 def lerp(input, end, weight):
     """input + weight * (end - input), computed as PyTorch does for weights above 0.5."""
+    _lerp_check(input, end, weight)
+    weight = jnp.asarray(weight).astype(input.dtype)
     diff = end - input
     return jnp.where(jnp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
 
@@ -329,6 +442,33 @@ _compare("gt", jnp.greater, "__gt__", aliases=("greater",))
 _compare("ge", jnp.greater_equal, "__ge__", aliases=("greater_equal",))
 
 
+def _compare_inplace(name, aliases):
+    # a.eq_(b) keeps a's dtype (1 or 0 in a float tensor); the generated in-place variant would
+    # store the bool result itself
+    def fn(self, other):
+        from .._dispatch import PREPARED, dispatch
+        from .._tensor import Tensor
+        if self._requires_grad and self._grad_fn is None and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        res = dispatch(PREPARED[name], (self, other), ())
+        if res._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
+                f"broadcast shape [{', '.join(map(str, res._data.shape))}]")
+        Tensor._write(self, res._data.astype(self._data.dtype))
+        return self
+
+    fn.__name__ = name + "_"
+    for n in (name, *aliases):
+        function(name=n + "_", function=False)(fn)
+
+
+for _n, _a in (("eq", ()), ("ne", ("not_equal",)), ("lt", ("less",)), ("le", ("less_equal",)),
+               ("gt", ("greater",)), ("ge", ("greater_equal",))):
+    _compare_inplace(_n, _a)
+
+
 def _logical(name, f):
     def fn(input, other):
         return f(input, other)
@@ -351,7 +491,8 @@ def logical_not(input):
 def _bitwise(name, f, dunder, rdunder):
     def fn(input, other):
         if jnp.issubdtype(input.dtype, jnp.inexact):
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{_type_name(input.dtype)}'")
         return f(input, other)
 
     fn.__name__ = name
@@ -367,7 +508,8 @@ _bitwise("bitwise_xor", jnp.bitwise_xor, "__xor__", "__rxor__")
 @op(inplace=True, differentiable=False, dunders=("__invert__",))
 def bitwise_not(input):
     if jnp.issubdtype(input.dtype, jnp.inexact):
-        raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+        raise NotImplementedError(
+            f"\"bitwise_not_cpu\" not implemented for '{_type_name(input.dtype)}'")
     return jnp.invert(input)
 
 

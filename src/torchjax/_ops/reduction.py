@@ -177,6 +177,14 @@ def _min_dim(input, dim, keepdim=False):
     return _select(input, dim, keepdim, "min", _first_min)
 
 
+def _bad_extreme_args(name, got):
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+        "of:\n * (Tensor input, *, Tensor out = None)\n * (Tensor input, Tensor other, *, "
+        "Tensor out = None)\n * (Tensor input, int dim, bool keepdim = False, *, tuple of "
+        "Tensors out = None)\n")
+
+
 def _route_extreme(name, input, dim, keepdim, other, out):
     from .._dispatch import PREPARED, dispatch, dispatch_out
     from .._tensor import Tensor
@@ -184,7 +192,7 @@ def _route_extreme(name, input, dim, keepdim, other, out):
         dim, other = None, dim
     if other is not None:
         if dim is not None or keepdim is not False:
-            raise TypeError(f"{name}() received an invalid combination of arguments")
+            raise _bad_extreme_args(name, "Tensor, Tensor, bool")
         prep = PREPARED[name + "imum"]
         if out is not None:
             return dispatch_out(prep, (input, other), (), out)
@@ -194,21 +202,16 @@ def _route_extreme(name, input, dim, keepdim, other, out):
                         f"{type(input).__name__}")
     if dim is None:
         if keepdim is not False:
-            raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                            "(Tensor, keepdim=bool), but expected (Tensor input, int dim, bool "
-                            "keepdim = False)")
+            raise _bad_extreme_args(name, f"Tensor, keepdim={type(keepdim).__name__}")
         prep = PREPARED[f"_{name}_all"]
         if out is not None:
             return dispatch_out(prep, (input,), (), out)
         return dispatch(prep, (input,), ())
     if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
-        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
-                        f"{type(dim).__name__}), but expected one of: (Tensor input), (Tensor "
-                        "input, Tensor other), (Tensor input, int dim, bool keepdim = False)")
-    res = dispatch(PREPARED[name], (input,), (int(dim), keepdim))
+        raise _bad_extreme_args(name, f"Tensor, {type(dim).__name__}")
     if out is not None:
-        raise NotImplementedError(f"{name}(dim, out=...) is not supported yet")
-    return res
+        raise NotImplementedError(f"{name}(input, dim, out=...) is not supported yet")
+    return dispatch(PREPARED[name], (input,), (int(dim), keepdim))
 
 
 @function(name="max")

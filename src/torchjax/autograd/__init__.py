@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+
+import jax
+import jax.numpy as jnp
+
 from .._autograd.engine import run_backward
 from .._autograd.grad_mode import (
     enable_grad,
@@ -26,6 +31,16 @@ def _as_tuple(x):
     return tuple(x)
 
 
+@functools.lru_cache(maxsize=64)
+def _ones_on(shape, dtype, device):
+    # the implicit gradient of a scalar: arrays are immutable, so one per shape/dtype/device
+    return jax.device_put(jnp.ones(shape, dtype), device)
+
+
+def _ones(shape, dtype):
+    return _ones_on(shape, dtype, jax.devices()[0])
+
+
 def _roots_and_grads(tensors, grad_tensors, create_graph):
     if create_graph:
         raise NotImplementedError(
@@ -43,8 +58,7 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            import jax.numpy as jnp
-            g = jnp.ones(t._data.shape, t._data.dtype)
+            g = _ones(t._data.shape, t._data.dtype)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradient must be a Tensor, not {type(g).__name__}")

@@ -283,7 +283,7 @@ class Module:
         from ..._autograd.grad_mode import no_grad
         with no_grad():
             for m in self.modules():
-                for k, p in m._parameters.items():
+                for p in m._parameters.values():
                     if p is not None:
                         p._data = fn(p)._data
                         if p._grad is not None:

@@ -1,0 +1,691 @@
+"""Indexing: Tensor.__getitem__ / __setitem__, gather, index_select, take, take_along_dim,
+masked_fill, masked_select, index_put.
+
+A key like x[0, 1:, None, idx] is split in Python into a static, hashable spec (one entry per
+key element: an int, a (start, stop, step) slice, None, or a placeholder for an index array)
+and a list of integer index arrays. The rows below are pure functions of (input, arrays, spec).
+PyTorch applies ints, slices and None first (select / slice / unsqueeze: a view) and then the
+tensor indices, so an int never counts as an advanced index when placing the advanced
+dimensions (x[0, :, [0, 1]] has shape (3, 2) for a (2, 3, 4) x, unlike NumPy's (2, 3)).
+
+Values the rows cannot check (index bounds, the nonzero of a mask) are checked or computed on
+the concrete arrays before dispatch: JAX clamps out-of-range gathers silently, PyTorch raises.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtypes
+from ._registry import function, op
+
+# Spec placeholders: an index array on the next input dim, and a Python bool (a new dim of
+# size 1 indexed by [0] or by [], as PyTorch does).
+_ARR = "i"
+_BOOL = "b"
+
+
+# -- the rows --------------------------------------------------------------------------------
+
+def _basic(x, spec):
+    """Apply the ints, slices and Nones of spec; index-array entries keep their dim whole."""
+    starts, limits, strides, shape = [], [], [], []
+    trivial = True
+    d = 0
+    for e in spec:
+        if e is None or e == _BOOL:
+            shape.append(1)
+            trivial = False
+            continue
+        n = x.shape[d]
+        if e == _ARR:
+            e = (0, n, 1)
+        if isinstance(e, int):
+            starts.append(e), limits.append(e + 1), strides.append(1)
+            trivial = False
+        else:
+            start, stop, step = e
+            starts.append(start), limits.append(stop), strides.append(step)
+            shape.append(max(0, -(-(stop - start) // step)))
+            trivial = trivial and (start, stop, step) == (0, n, 1)
+        d += 1
+    if trivial:
+        return x
+    rest = x.shape[d:]
+    x = lax.slice(x, [*starts, *(0,) * len(rest)], [*limits, *rest],
+                  [*strides, *(1,) * len(rest)])
+    return x.reshape(tuple(shape) + tuple(rest))
+
+
+def _advanced(x, indices, spec):
+    """x[spec] with the index arrays of spec applied after the basic part (PyTorch's order)."""
+    y = _basic(x, spec)
+    key = [slice(None)] * y.ndim
+    d = 0
+    it = iter(indices)
+    for e in spec:
+        if e == _ARR or e == _BOOL:
+            key[d] = next(it)
+        if not isinstance(e, int):
+            d += 1
+    # only full slices and arrays remain, where NumPy's placement rule is PyTorch's
+    return y[tuple(key)]
+
+
+def _basic_view(input, spec):
+    return _basic(input, spec)
+
+
+# PyTorch names the grad_fn of a basic index after its last non-trivial step.
+for _name, _grad in (("_select", "SelectBackward0"), ("_slice", "SliceBackward0"),
+                     ("_unsqueeze", "UnsqueezeBackward0"), ("_alias", "AliasBackward0")):
+    op(name=_name, promote="none", needs=(), view=True, function=False, method=False,
+       grad=_grad, doc="x[ints, slices, None, ...]: a view of input.")(_basic_view)
+
+
+@op(tensor_list="indices", promote="none", needs=("indices",), function=False, method=False,
+    grad="IndexBackward0")
+def _index(input, indices, spec):
+    """x[key] with index tensors in key (a copy)."""
+    return _advanced(input, indices, spec)
+
+
+@jax.custom_vjp
+def _put(flat, pos, values):
+    return flat.at[pos].set(values)
+
+
+def _put_fwd(flat, pos, values):
+    return _put(flat, pos, values), pos
+
+
+def _put_bwd(pos, ct):
+    # PyTorch gives every value its position's gradient, also when a position repeats (JAX's
+    # own rule would give it only to the value that won the write)
+    return ct.at[pos].set(0), None, ct[pos]
+
+
+_put.defvjp(_put_fwd, _put_bwd)
+
+
+def _index_put_fn(input, values, indices, spec, accumulate=False):
+    iota = jnp.arange(input.size, dtype=jnp.int64 if input.size >= 2**31 else jnp.int32)
+    pos = _advanced(iota.reshape(input.shape), indices, spec)
+    values = jnp.asarray(values)
+    # PyTorch drops leading size-1 dims of the value first: x[0] = ones(1, 3) for x of (2, 3)
+    lead = 0
+    while values.ndim - lead > pos.ndim and values.shape[lead] == 1:
+        lead += 1
+    values = values.reshape(values.shape[lead:]).astype(input.dtype)
+    values = jnp.broadcast_to(values, pos.shape).reshape(-1)
+    flat = input.reshape(-1)
+    pos = pos.reshape(-1)
+    if accumulate:
+        out = flat.at[pos].add(values)
+    else:
+        out = _put(flat, pos, values)
+    return out.reshape(input.shape)
+
+
+# x[key] = v: CopySlices when the key has a basic part (PyTorch copies into a view),
+# IndexPutBackward0 for tensor indices alone and for index_put / index_put_.
+for _name, _grad in (("_copy_slices", "CopySlices"), ("_index_put", "IndexPutBackward0")):
+    op(name=_name, tensors=("input", "values"), tensor_list="indices", promote="none",
+       needs=("indices",), function=False, method=False, grad=_grad,
+       doc="input with input[key] = values (accumulate: +=), for x[key] = v and index_put."
+       )(_index_put_fn)
+
+
+def _wrap(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+@op(name="gather", tensors=("input", "index"), promote="none", needs=("index",),
+    function=False, method=False)
+def _gather_row(input, dim, index, *, sparse_grad=False):
+    """Values of input along dim at index: out[i][j] = input[index[i][j]][j] for dim 0."""
+    if input.ndim == 0:
+        input = input.reshape(1)
+    if index.ndim == 0:
+        return input[index]
+    dim = _wrap(dim, input.ndim)
+    # index may be smaller than input in the other dims: gather from that corner of input
+    corner = tuple(slice(None) if d == dim else slice(0, index.shape[d])
+                   for d in range(input.ndim))
+    return jnp.take_along_axis(input[corner], index, axis=dim)
+
+
+@op(name="index_select", tensors=("input", "index"), promote="none", needs=("index",),
+    function=False, method=False)
+def _index_select_row(input, dim, index):
+    """The entries of input at the positions index along dim."""
+    if input.ndim == 0:
+        return input.reshape(1)[index.reshape(-1)].reshape(())
+    return jnp.take(input, index.reshape(-1), axis=_wrap(dim, input.ndim))
+
+
+@op(name="take", tensors=("input", "index"), promote="none", needs=("index",),
+    function=False, method=False)
+def _take_row(input, index):
+    """input seen as 1-D, at index (negative indices count from the end)."""
+    flat = input.reshape(-1)
+    return flat[jnp.where(index < 0, index + flat.shape[0], index)]
+
+
+@op(name="take_along_dim", tensors=("input", "indices"), promote="none", needs=("indices",),
+    function=False, method=False)
+def _take_along_dim_row(input, indices, dim=None):
+    """Values of input at indices along dim, broadcasting the other dims (flat when dim=None)."""
+    if dim is None:
+        return input.reshape(-1)[indices.reshape(-1)]
+    dim = _wrap(dim, input.ndim)
+    shape = jnp.broadcast_shapes(
+        tuple(1 if d == dim else n for d, n in enumerate(input.shape)),
+        tuple(1 if d == dim else n for d, n in enumerate(indices.shape)))
+    input = jnp.broadcast_to(input, shape[:dim] + (input.shape[dim],) + shape[dim + 1:])
+    indices = jnp.broadcast_to(indices, shape[:dim] + (indices.shape[dim],) + shape[dim + 1:])
+    indices = jnp.where(indices < 0, indices + input.shape[dim], indices)
+    return jnp.take_along_axis(input, indices, axis=dim)
+
+
+def _dtype_name(dt):
+    return _dtypes.from_jax(dt).name
+
+
+@op(tensors=("input", "mask", "value"), promote="none", inplace=True, needs=("mask",))
+def masked_fill(input, mask, value):
+    """input with value (a number or a 0-d tensor) where mask is True."""
+    if mask.dtype != jnp.bool_:
+        kind = {"int64": "long int", "int32": "int", "uint8": "unsigned char"}.get(
+            _dtype_name(mask.dtype), _dtype_name(mask.dtype))
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{kind}")
+    value = jnp.asarray(value)
+    if value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    return jnp.where(mask, value.astype(input.dtype), input)
+
+
+@op(tensors=("input", "mask"), promote="none", needs=("mask",), function=False, method=False,
+    grad="MaskedSelectBackward0")
+def _masked_select(input, mask, count):
+    """The entries of input where mask is True, as a 1-D tensor (count of them, known)."""
+    shape = jnp.broadcast_shapes(input.shape, mask.shape)
+    flat = jnp.broadcast_to(input, shape).reshape(-1)
+    (pos,) = jnp.nonzero(jnp.broadcast_to(mask, shape).reshape(-1), size=count)
+    return flat[pos]
+
+
+# -- parsing keys ----------------------------------------------------------------------------
+
+def _is_tracer(a):
+    return isinstance(a, jax.core.Tracer)
+
+
+def _sizes(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _check_in_bounds(arr, size, what):
+    """Raise what(v) for the first entry of a concrete index array outside [-size, size)."""
+    if _is_tracer(arr) or arr.size == 0:
+        return
+    a = np.asarray(arr)
+    bad = (a < -size) | (a >= size)
+    if bad.any():
+        raise what(int(a[bad][0]))
+
+
+def _as_sequence_key(key):
+    """PyTorch reads a short list holding slices, None, Ellipsis, tensors or lists as a tuple."""
+    from .._tensor import Tensor
+    if len(key) >= 32 or not any(
+            x is None or x is Ellipsis or isinstance(x, (slice, Tensor, list, tuple))
+            for x in key):
+        return None
+    warnings.warn(
+        "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+        "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+        "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+        "error or a different result", UserWarning, stacklevel=4)
+    return tuple(key)
+
+
+_INDEX_DTYPES = "tensors used as indices must be long, int, byte or bool tensors"
+
+
+def _classify(x):
+    """One key element as ("int", k) | ("slice", s) | ("none",) | ("ellipsis",) |
+    ("bool", b) | ("index", Tensor) | ("mask", Tensor)."""
+    from .._tensor import Tensor
+    if x is None:
+        return ("none",)
+    if x is Ellipsis:
+        return ("ellipsis",)
+    if isinstance(x, (bool, np.bool_)):
+        return ("bool", bool(x))
+    if isinstance(x, (int, np.integer)):
+        return ("int", int(x))
+    if isinstance(x, slice):
+        return ("slice", x)
+    if isinstance(x, (list, np.ndarray)):
+        a = np.asarray(x)
+        if a.size == 0 and a.dtype.kind == "f":
+            a = a.astype(np.int64)
+        if a.dtype.kind == "b":
+            if a.ndim == 0:
+                return ("bool", bool(a))
+            return ("mask", Tensor._wrap(jnp.asarray(a)))
+        if a.dtype.kind in "iu":
+            if a.ndim == 0:
+                return ("int", int(a))
+            return ("index", Tensor._wrap(jnp.asarray(a, dtype=jnp.int64)))
+        raise IndexError(_INDEX_DTYPES)
+    if isinstance(x, Tensor):
+        dt = x._data.dtype
+        if dt == jnp.bool_ or dt == jnp.uint8:
+            if dt == jnp.uint8:
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                              "dtype torch.bool instead.", UserWarning, stacklevel=4)
+            if x.ndim == 0 and not _is_tracer(x._data):
+                return ("bool", bool(x._data))
+            return ("mask", x)
+        if not jnp.issubdtype(dt, jnp.integer):
+            raise IndexError(_INDEX_DTYPES)
+        if x.ndim == 0 and not _is_tracer(x._data):
+            return ("int", int(x._data))  # a 0-d integer tensor selects, like an int
+        return ("index", x)
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                     f"Variables are valid indices (got {type(x).__name__})")
+
+
+class _Parsed:
+    """A key resolved against a shape: spec, index tensors, result shape, grad name."""
+
+    __slots__ = ("spec", "indices", "shape", "last", "advanced")
+
+
+def _parse(self, key, index_put=False):
+    from .._tensor import Tensor
+    shape = tuple(self._data.shape)
+    if isinstance(key, tuple):
+        bare = False
+    elif isinstance(key, list) and (seq := _as_sequence_key(key)) is not None:
+        key, bare = seq, False
+    else:
+        key, bare = (key,), True
+    items = [_classify(k) for k in key]
+    if not shape and any(c[0] == "int" for c in items):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    used = sum(c[1].ndim if c[0] == "mask" else c[0] in ("int", "slice", "index")
+               for c in items)
+    if used > len(shape):
+        extra = f" (got {used})" if index_put else ""
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}{extra}")
+
+    spec, indices = [], []
+    cur = []         # the shape after the basic part, index-array dims kept whole
+    adv_dims = []    # dims of cur that index arrays address
+    last = None      # PyTorch's grad_fn of the basic part: its last non-trivial step
+    d = 0
+    for p, c in enumerate(items):
+        kind = c[0]
+        if kind == "int":
+            n = shape[d]
+            k = c[1]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {p} with size {n}")
+            spec.append(k % n)
+            last = "_select"
+            d += 1
+        elif kind == "slice":
+            s = c[1]
+            step = 1 if s.step is None else operator.index(s.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError("step must be greater than zero")
+            n = shape[d]
+            start, stop, _ = slice(s.start, s.stop, step).indices(n)
+            stop = max(stop, start)
+            spec.append((start, stop, step))
+            if (start, stop, step) != (0, n, 1) or bare:
+                last = "_slice"
+            cur.append(-(-(stop - start) // step))
+            d += 1
+        elif kind == "none":
+            spec.append(None)
+            cur.append(1)
+            last = "_unsqueeze"
+        elif kind == "ellipsis":
+            for _ in range(min(len(shape) - used, len(shape) - d)):
+                n = shape[d]
+                spec.append((0, n, 1))
+                cur.append(n)
+                d += 1
+        elif kind == "bool":
+            spec.append(_BOOL)
+            indices.append(Tensor._wrap(jnp.zeros((1 if c[1] else 0,), jnp.int64)))
+            adv_dims.append(len(cur))
+            cur.append(1)
+        elif kind == "index":
+            t = c[1]
+            n = shape[d]
+            ordinal = len(indices)
+            _check_in_bounds(t._data, n, lambda v, o=ordinal, n=n: IndexError(
+                f"index {v} is out of bounds for dimension {o} with size {n}"))
+            spec.append(_ARR)
+            indices.append(t)
+            adv_dims.append(len(cur))
+            cur.append(n)
+            d += 1
+        else:  # mask
+            m = c[1]
+            if _is_tracer(m._data):
+                raise RuntimeError(
+                    "indexing with a boolean mask gives a shape that depends on the mask's "
+                    "values, which cannot be traced: use torch.where(mask, x, other) or "
+                    "index with concrete values")
+            for i, (ms, xs) in enumerate(zip(m.shape, shape[d:])):
+                if ms != xs:
+                    raise IndexError(
+                        f"The shape of the mask {_sizes(m.shape)} at index {i} does not match "
+                        f"the shape of the indexed tensor {_sizes(cur + list(shape[d:]))} at "
+                        f"index {len(cur) + i}")
+            for a in np.nonzero(np.asarray(m._data).reshape(m.shape)):
+                spec.append(_ARR)
+                indices.append(Tensor._wrap(jnp.asarray(a, dtype=jnp.int64)))
+                adv_dims.append(len(cur))
+                cur.append(shape[d])
+                d += 1
+    cur += shape[d:]
+    # trailing full slices change nothing: drop them so equal keys share compiled code
+    while spec and isinstance(spec[-1], tuple) and spec[-1] == (0, shape[d - 1], 1):
+        spec.pop()
+        d -= 1
+
+    out = _Parsed()
+    out.spec, out.indices, out.last = tuple(spec), indices, last
+    out.advanced = bool(indices)
+    if indices:
+        try:
+            bshape = np.broadcast_shapes(*(tuple(t.shape) for t in indices))
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes " + ", ".join(_sizes(t.shape) for t in indices)
+                             ) from None
+        lo, hi = adv_dims[0], adv_dims[-1]
+        rest = [n for i, n in enumerate(cur) if i not in adv_dims]
+        if hi - lo + 1 == len(adv_dims):
+            out.shape = tuple(cur[:lo]) + bshape + tuple(cur[hi + 1:])
+        else:
+            out.shape = bshape + tuple(rest)
+    else:
+        out.shape = tuple(cur)
+    return out
+
+
+# -- Tensor.__getitem__ / __setitem__ --------------------------------------------------------
+
+def _prepared(name):
+    from .._dispatch import PREPARED
+    return PREPARED[name]
+
+
+@function(name="__getitem__", function=False)
+def _getitem(self, key):
+    """x[key]: PyTorch's basic (a view) and advanced (a copy) indexing."""
+    from .._dispatch import dispatch
+    k = _parse(self, key)
+    if k.advanced:
+        return dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
+    return dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
+
+
+def _check_value_shape(value_shape, target, advanced):
+    v = list(value_shape)
+    while len(v) > len(target) and v[0] == 1:
+        v.pop(0)
+    ok = len(v) <= len(target) and all(
+        a == b or a == 1 for a, b in zip(reversed(v), reversed(target)))
+    if ok:
+        return
+    if advanced:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {_sizes(value_shape)} cannot "
+                           f"be broadcast to indexing result of shape {_sizes(target)}")
+    if len(v) > len(target):
+        raise RuntimeError(f"expand(torch.FloatTensor{{{_sizes(value_shape)}}}, size="
+                           f"{_sizes(target)}): the number of sizes provided ({len(target)}) "
+                           f"must be greater or equal to the number of dimensions in the tensor "
+                           f"({len(value_shape)})")
+    for i in range(1, len(v) + 1):
+        if v[-i] != target[-i] and v[-i] != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                f"({v[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                f"{_sizes(target)}.  Tensor sizes: {_sizes(value_shape)}")
+
+
+@function(name="__setitem__", function=False)
+def _setitem(self, key, value):
+    """x[key] = value: an in-place write (through views into their base), recorded for grad."""
+    from .._autograd import grad_mode
+    from .._dispatch import dispatch_inplace
+    from .._tensor import _TENSOR_TYPE_NAMES, Tensor
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        if isinstance(value, complex) and not self.is_complex():
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_dtypes.SCALAR_NAMES[self.dtype.name].lower()} without "
+                               f"overflow")
+    elif not isinstance(value, Tensor):
+        cls = type(value)
+        name = cls.__name__ if cls.__module__ == "builtins" else \
+            f"{cls.__module__.split('.')[0]}.{cls.__name__}"
+        raise TypeError(f"can't assign a {name} to a torch."
+                        f"{_TENSOR_TYPE_NAMES.get(self.dtype.name, 'Tensor')}")
+    k = _parse(self, key)
+    if isinstance(value, Tensor):
+        _check_value_shape(tuple(value.shape), k.shape, k.advanced)
+    name = "_index_put" if k.advanced and k.last is None else "_copy_slices"
+    if name == "_copy_slices" and self._requires_grad and self._grad_fn is None \
+            and grad_mode.STATE.grad_enabled:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    dispatch_inplace(_prepared(name), (self, value, k.indices), (k.spec, False))
+
+
+# -- public functions that check index values before dispatch -------------------------------
+
+def _index_dtype_ok(t, allowed):
+    return isinstance(t, _tensor_cls()) and _dtype_name(t._data.dtype) in allowed
+
+
+def _tensor_cls():
+    from .._tensor import Tensor
+    return Tensor
+
+
+def _index_put_parse(input, indices, values, fname):
+    Tensor = _tensor_cls()
+    if isinstance(indices, Tensor) or not isinstance(indices, (list, tuple)):
+        raise TypeError(f"{fname}(): argument 'indices' (position 2) must be tuple of Tensors, "
+                        f"not {type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                            f"{type(t).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{fname}(): argument 'values' (position 3) must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_dtypes.SCALAR_NAMES[input.dtype.name]} for the destination and "
+            f"{_dtypes.SCALAR_NAMES[values.dtype.name]} for the source.")
+    k = _parse(input, tuple(indices), index_put=True)
+    _check_value_shape(tuple(values.shape), k.shape, True)
+    return k
+
+
+@function()
+def index_put(input, indices, values, accumulate=False):
+    """A copy of input with input[indices] = values (accumulate=True adds, duplicates too)."""
+    from .._dispatch import dispatch
+    k = _index_put_parse(input, indices, values, "index_put")
+    return dispatch(_prepared("_index_put"), (input, values, k.indices), (k.spec, accumulate))
+
+
+@function(function=False)
+def index_put_(self, indices, values, accumulate=False):
+    """In place: self[indices] = values (accumulate=True adds, duplicates too)."""
+    from .._dispatch import dispatch_inplace
+    k = _index_put_parse(self, indices, values, "index_put_")
+    return dispatch_inplace(_prepared("_index_put"), (self, values, k.indices),
+                            (k.spec, accumulate))
+
+
+def _require_tensor(fname, name, pos, v):
+    if not isinstance(v, _tensor_cls()):
+        raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not "
+                        f"{type(v).__name__}")
+
+
+@function()
+def gather(input, dim, index, *, sparse_grad=False):
+    """Values of input along dim at index: out[i][j] = input[index[i][j]][j] for dim 0."""
+    from .._dispatch import dispatch
+    _require_tensor("gather", "input", 1, input)
+    _require_tensor("gather", "index", 3, index)
+    if _dtype_name(index._data.dtype) not in ("int32", "int64"):
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    nd = max(input.ndim, 1)
+    d = _wrap(dim, input.ndim)
+    if max(index.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    ishape = tuple(input.shape) or (1,)
+    xshape = tuple(index.shape) or (1,)
+    for i in range(nd):
+        if i != d and xshape[i] > ishape[i]:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                               f"{_sizes(xshape)} to be no larger than self {_sizes(ishape)} "
+                               f"apart from dimension {d}")
+    _check_nonneg_bounds(index, ishape[d], lambda v: RuntimeError(
+        f"index {v} is out of bounds for dimension {d} with size {ishape[d]}"))
+    return dispatch(_prepared("gather"), (input, index), (dim, sparse_grad))
+
+
+def _check_nonneg_bounds(index, size, what):
+    arr = index._data
+    if _is_tracer(arr) or arr.size == 0:
+        return
+    a = np.asarray(arr)
+    bad = (a < 0) | (a >= size)
+    if bad.any():
+        raise what(int(a[bad][0]))
+
+
+@function()
+def index_select(input, dim, index):
+    """The entries of input at the positions index along dim."""
+    from .._dispatch import dispatch
+    _require_tensor("index_select", "input", 1, input)
+    _require_tensor("index_select", "index", 3, index)
+    if _dtype_name(index._data.dtype) not in ("int32", "int64"):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _wrap(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    _check_nonneg_bounds(index, n, lambda v: RuntimeError(
+        f"INDICES element is out of DATA bounds, id={v} axis_dim={n}"))
+    return dispatch(_prepared("index_select"), (input, index), (dim,))
+
+
+def _long_name(index):
+    return _dtypes.SCALAR_NAMES[_dtype_name(index._data.dtype)]
+
+
+@function()
+def take(input, index):
+    """input seen as 1-D, at index (negative indices count from the end)."""
+    from .._dispatch import dispatch
+    _require_tensor("take", "input", 1, input)
+    _require_tensor("take", "index", 2, index)
+    if _dtype_name(index._data.dtype) != "int64":
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{_long_name(index)}")
+    n = input.numel()
+    _check_in_bounds(index._data, n, lambda v: IndexError(
+        f"out of range: tried to access index {v} on a tensor of {n} elements."))
+    return dispatch(_prepared("take"), (input, index), ())
+
+
+@function()
+def take_along_dim(input, indices, dim=None):
+    """Values of input at indices along dim, broadcasting the other dims (flat when dim=None)."""
+    from .._dispatch import dispatch
+    _require_tensor("take_along_dim", "input", 1, input)
+    _require_tensor("take_along_dim", "indices", 2, indices)
+    if _dtype_name(indices._data.dtype) != "int64":
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_long_name(indices)}")
+    if dim is None:
+        n = input.numel()
+        _check_nonneg_bounds(indices, n, lambda v: RuntimeError(
+            f"index {v} is out of bounds for dimension 0 with size {n}"))
+        return dispatch(_prepared("take_along_dim"), (input, indices), (None,))
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {indices.ndim} dimensions for indices")
+    d = _wrap(dim, input.ndim)
+    for i, (a, b) in enumerate(zip(input.shape, indices.shape)):
+        if i != d and a != b and a != 1 and b != 1:
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
+                               f"({b}) at non-singleton dimension {i}")
+    n = input.shape[d] if input.ndim else 1
+    _check_in_bounds(indices._data, n, lambda v: RuntimeError(
+        f"index {v} is out of bounds for dimension {d} with size {n}"))
+    return dispatch(_prepared("take_along_dim"), (input, indices), (dim,))
+
+
+@function()
+def masked_select(input, mask):
+    """The entries of input where mask is True, as a new 1-D tensor."""
+    from .._dispatch import dispatch
+    _require_tensor("masked_select", "input", 1, input)
+    _require_tensor("masked_select", "mask", 2, mask)
+    if mask._data.dtype != jnp.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    try:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    except ValueError:
+        a, b = tuple(input.shape), tuple(mask.shape)
+        for i in range(1, max(len(a), len(b)) + 1):
+            x = a[-i] if i <= len(a) else 1
+            y = b[-i] if i <= len(b) else 1
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor "
+                                   f"b ({y}) at non-singleton dimension "
+                                   f"{max(len(a), len(b)) - i}") from None
+        raise
+    if _is_tracer(mask._data):
+        raise RuntimeError("masked_select gives a shape that depends on the mask's values, "
+                           "which cannot be traced: use torch.where(mask, input, 0) instead")
+    count = int(np.count_nonzero(np.asarray(mask._data)))
+    count *= int(np.prod(shape, dtype=np.int64)) // max(int(np.prod(mask.shape,
+                                                                     dtype=np.int64)), 1)
+    return dispatch(_prepared("_masked_select"), (input, mask), (count,))
