@@ -14,7 +14,7 @@ from . import _device, _dtypes, _random
 from ._tensor import Tensor
 
 
-def _sizes(size) -> tuple:
+def _sizes(size, negative_msg: str | None = None) -> tuple:
     """Accept zeros(2, 3), zeros((2, 3)), zeros([2, 3]) and zeros(torch.Size([2, 3]))."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
@@ -25,6 +25,8 @@ def _sizes(size) -> tuple:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"size must be a tuple of ints, but got {type(s).__name__}")
         if s < 0:
+            if negative_msg:
+                raise RuntimeError(negative_msg)
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
         out.append(int(s))
@@ -147,7 +149,8 @@ def _full_array(shape, value, d):
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False) -> Tensor:
     d = _dtype_or_default(dtype)
-    return _finish(_full_array(_sizes(size), 0, d), device, requires_grad)
+    shape = _sizes(size, "zeros: Dimension size must be non-negative.")
+    return _finish(_full_array(shape, 0, d), device, requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,

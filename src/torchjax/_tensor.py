@@ -285,7 +285,7 @@ class Tensor:
         return _alias(self, share_version=True)
 
     def detach_(self) -> Tensor:
-        if self._base is not None and self._base._requires_grad:
+        if self._base is not None and self._grad_fn is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False

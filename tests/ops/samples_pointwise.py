@@ -209,7 +209,7 @@ SAMPLES.update({
         S(make(3, dtype="int32"), Z(5, "int64"), desc="int32 * int64 0-d"),
         S(make(3), Z(2.0, "float64"), desc="float32 * float64 0-d"),
         S(make(3, dtype="int64"), 0.5, desc="int * python float"),
-        S(make(3).astype("float16"), 1.1, atol=1e-3, desc="float16 * python float"),
+        S(make(3).astype("float16"), 1.1, atol=3e-3, desc="float16 * python float"),
         S(make(3), make(3), call=lambda lib, a, b: lib.multiply(a, b)),
         S(make(2, 3), make(3), call=lambda lib, a, b: a * b, desc="a * b"),
         S(make(2, 3), call=lambda lib, a: 3 * a, desc="3 * a"),
@@ -257,6 +257,7 @@ SAMPLES.update({
         S(make(3), make(3, low=1, high=2), call=lambda lib, a, b: a.true_divide(b)),
         S(make(3), make(3, low=1, high=2), call=lambda lib, a, b: a.clone().true_divide_(b)),
     ],
+    # torch records floor_divide with a grad_fn that raises in backward: values only here
     "floor_divide": [
         S(A(7, -7, 7, -7, 0, dtype="int64"), A(2, 2, -2, -2, 3, dtype="int64")),
         S(K(7.5, -7.5, 7, -7, 0.5), K(2, 2, -2, -2, 0.25)),
@@ -459,7 +460,7 @@ SAMPLES.update({
           desc="lerp needs equal dtypes"),
         S(make(3), make(3), make(3).astype("float64"),
           call=lambda lib, a, b, w: err(lambda: lib.lerp(a, b, w)), grad=False),
-        S(make(3), make(3), Z(0.3, "float16"), desc="0-d weight of another dtype"),
+        S(make(3), make(3), Z(0.3, "float16"), atol=1e-4, desc="0-d weight of another dtype"),
     ],
     "where": [
         S(make(3, 4, dtype="bool"), make(3, 4), make(3, 4)),
@@ -579,3 +580,6 @@ def _logic():
 
 
 _logic()
+
+for _s in SAMPLES["floor_divide"]:
+    _s.grad = False

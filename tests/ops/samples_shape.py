@@ -48,14 +48,23 @@ SAMPLES = {
     ],
     "squeeze": [
         S(make(2, 1, 3, 1)),
-        S(make(2, 1, 3, 1), 1),
-        S(make(2, 1, 3, 1), -1),
-        S(make(2, 1, 3, 1), 0),  # not of size 1: a no-op
-        S(make(2, 1, 3, 1), (1, 3)),
-        S(make(2, 1, 3, 1), dim=[0, 1]),
         S(make(1, 1)),
-        S(make(), 0),
+        S(make()),
         S(make(1, 4, dtype="int64"), call=_method("squeeze")),
+    ],
+    "_squeeze_dim": [
+        S(make(2, 1, 3, 1), 1, call=lambda lib, x, d: lib.squeeze(x, d)),
+        S(make(2, 1, 3, 1), dim=-1, call=lambda lib, x, dim: lib.squeeze(x, dim=dim)),
+        S(make(2, 1, 3, 1), 0, call=_method("squeeze")),  # not of size 1: a no-op
+        S(make(), 0, call=_method("squeeze")),
+        S(make(1, 4, dtype="int64"), 0, call=_method("squeeze")),
+    ],
+    "_squeeze_dims": [
+        S(make(2, 1, 3, 1), (1, 3), call=lambda lib, x, d: lib.squeeze(x, d)),
+        S(make(2, 1, 3, 1), [0, 1], call=_method("squeeze")),
+        S(make(1, 1), (), call=_method("squeeze")),
+        S(make(), (0,), call=_method("squeeze")),
+        S(make(1, 2, 1, dtype="int32"), (0, -1), call=_method("squeeze")),
     ],
     "unsqueeze": [
         S(make(2, 3), 0),
@@ -127,12 +136,16 @@ SAMPLES = {
         S(make(5, 2), 2),
         S(make(5, 2), 5),
         S(make(5, 2), 7),
-        S(make(3, 6), [1, 2, 3], 1),
-        S(make(3, 6), (6,), dim=-1),
-        S(make(3, 6), [0, 3], 0),
         S(make(4, 6), 2, 1, call=lambda lib, x, s, d: x.split(s, d)),
         S(make(4, 6), 3, call=lambda lib, x, s: x.split(s, dim=1)),
+        S(make(0, 2), 0),
         S(make(7, dtype="int64"), 3),
+    ],
+    "split_with_sizes": [
+        S(make(3, 6), [1, 2, 3], 1, call=lambda lib, x, s, d: lib.split(x, s, d)),
+        S(make(3, 6), (6,), dim=-1, call=lambda lib, x, s, dim: lib.split(x, s, dim=dim)),
+        S(make(3, 6), [0, 3], call=lambda lib, x, s: x.split(s)),
+        S(make(7, dtype="int64"), [3, 4], call=lambda lib, x, s: x.split(s)),
     ],
     "chunk": [
         S(make(6, 2), 3),

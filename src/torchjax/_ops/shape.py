@@ -124,18 +124,51 @@ def unflatten(input, dim, sizes):
     return input.reshape(input.shape[:d] + new + input.shape[d + 1:])
 
 
-@op(promote="none", needs=(), view=True, grad="SqueezeBackward1")
+# squeeze is three rows because PyTorch names its grad_fn after the form:
+# squeeze() SqueezeBackward0, squeeze(int) SqueezeBackward1, squeeze(tuple) SqueezeBackward2.
+def _squeeze(input, dims):
+    drop = tuple(d for d in dims if input.shape[d] == 1)
+    return jnp.squeeze(input, drop) if drop else input
+
+
+@op(name="squeeze", promote="none", needs=(), view=True, function=False, method=False)
+def _squeeze_all(input):
+    """Drop every dim of size 1."""
+    return _squeeze(input, range(input.ndim))
+
+
+@op(promote="none", needs=(), view=True, function=False, method=False,
+    grad="SqueezeBackward1")
+def _squeeze_dim(input, dim):
+    """Drop dim if its size is 1."""
+    d = _dim(dim, input.ndim)
+    return _squeeze(input, (d,) if input.ndim else ())
+
+
+@op(promote="none", needs=(), view=True, function=False, method=False,
+    grad="SqueezeBackward2")
+def _squeeze_dims(input, dim):
+    """Drop the dims in dim whose size is 1."""
+    dims = [_dim(d, input.ndim) for d in dim]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return _squeeze(input, dims if input.ndim else ())
+
+
+def _run(row, dyn, stat):
+    from .._dispatch import PREPARED, dispatch
+    return dispatch(PREPARED[row], dyn, stat)
+
+
+@function()
 def squeeze(input, dim=None):
     """Drop dims of size 1 (all of them, or those in dim; other dims are left alone)."""
     if dim is None:
-        dims = range(input.ndim)
-    else:
-        dims = [_dim(d, input.ndim) for d in ((dim,) if isinstance(dim, int) else dim)]
-        for d in dims:
-            if dims.count(d) > 1:
-                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    drop = tuple(d for d in dims if input.ndim and input.shape[d] == 1)
-    return jnp.squeeze(input, drop) if drop else input
+        return _run("squeeze", (input,), ())
+    if isinstance(dim, (tuple, list)):
+        return _run("_squeeze_dims", (input,), (tuple(dim),))
+    return _run("_squeeze_dim", (input,), (dim,))
 
 
 @op(promote="none", needs=(), view=True)
@@ -277,31 +310,45 @@ def _pieces(input, d, sizes):
     return tuple(out)
 
 
-@op(tensors=("tensor",), promote="none", needs=(), view=True, grad="SplitBackward0")
+@op(name="split", tensors=("tensor",), promote="none", needs=(), view=True, function=False,
+    method=False)
+def _split_size(tensor, split_size, dim=0):
+    """Split into pieces of split_size (the last may be smaller)."""
+    d = _dim(dim, tensor.ndim)
+    n, s = tensor.shape[d], split_size
+    if s < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+    if s == 0:
+        if n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        return (tensor,)
+    return _pieces(tensor, d, [s] * (n // s) + ([n % s] if n % s or n == 0 else []))
+
+
+@op(promote="none", needs=(), view=True, function=False, method=False)
+def split_with_sizes(input, split_sizes, dim=0):
+    """Split into pieces of the listed sizes."""
+    d = _dim(dim, input.ndim)
+    n = input.shape[d]
+    sizes = [int(k) for k in split_sizes]
+    if any(k < 0 for k in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={_fmt(sizes)}")
+    if sum(sizes) != n:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+            f"at dimension {d}), but got split_sizes={_fmt(sizes)}")
+    return _pieces(input, d, sizes)
+
+
+@function()
 def split(tensor, split_size_or_sections, dim=0):
     """Split into pieces of split_size (the last may be smaller) or of the listed sizes."""
-    d = _dim(dim, tensor.ndim)
-    n = tensor.shape[d]
     s = split_size_or_sections
-    if isinstance(s, int):
-        if s < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
-        if s == 0:
-            if n:
-                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                                   f"dimension size of {n}")
-            return (tensor,)
-        sizes = [s] * (n // s) + ([n % s] if n % s or n == 0 else [])
-    else:
-        sizes = [int(k) for k in s]
-        if any(k < 0 for k in sizes):
-            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
-                               f"entries, but got split_sizes={_fmt(sizes)}")
-        if sum(sizes) != n:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
-                f"at dimension {d}), but got split_sizes={_fmt(sizes)}")
-    return _pieces(tensor, d, sizes)
+    if isinstance(s, (tuple, list)):
+        return _run("split_with_sizes", (tensor,), (tuple(s), dim))
+    return _run("split", (tensor,), (s, dim))
 
 
 @op(promote="none", needs=(), view=True, grad="SplitBackward0")

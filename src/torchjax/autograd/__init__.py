@@ -6,6 +6,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._autograd.engine import run_backward
 from .._autograd.grad_mode import (
@@ -34,7 +35,9 @@ def _as_tuple(x):
 @functools.lru_cache(maxsize=64)
 def _ones_on(shape, dtype, device):
     # the implicit gradient of a scalar: arrays are immutable, so one per shape/dtype/device
-    return jax.device_put(jnp.ones(shape, dtype), device)
+    # (made concrete even when called while tracing, so the cache never holds a tracer)
+    with jax.ensure_compile_time_eval():
+        return jax.device_put(np.ones(shape, dtype), device)
 
 
 def _ones(shape, dtype):
