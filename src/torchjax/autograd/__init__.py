@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .._autograd.engine import run_backward
@@ -134,8 +133,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
             if materialize_grads:
-                import jax.numpy as jnp
-                out.append(Tensor._wrap(jnp.zeros_like(t._data)))
+
+                out.append(Tensor._wrap(jax.numpy.zeros_like(t._data)))
             else:
                 out.append(None)
         else:
