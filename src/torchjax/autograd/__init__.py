@@ -133,7 +133,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
             if materialize_grads:
-
                 out.append(Tensor._wrap(jax.numpy.zeros_like(t._data)))
             else:
                 out.append(None)
