@@ -38,7 +38,10 @@ def _finish(arr, device, requires_grad) -> Tensor:
         arr = jax.device_put(arr, _device.jax_device(device))
     t = Tensor._wrap(arr)
     if requires_grad:
-        t.requires_grad = True
+        if not jnp.issubdtype(arr.dtype, jnp.inexact):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t._requires_grad = True
     return t
 
 

@@ -165,8 +165,7 @@ class Tensor:
                 "var_no_grad = var.detach().")
         value = bool(value)
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
