@@ -347,9 +347,6 @@ def test_errors_match_torch(name):
         assert str(ej.value) == str(et.value)
 
 
-@pytest.mark.xfail(reason="core: _wrap_outputs builds view links from the raw static arguments, "
-                          "so a list argument (reshape([2, 3]), split([1, 2])) makes the view "
-                          "chain unhashable; it needs _hashable(stat)")
 @pytest.mark.parametrize("make_view", [
     lambda x: x.reshape([4, 6]),
     lambda x: x.permute([2, 0, 1]),

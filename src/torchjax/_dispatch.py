@@ -27,6 +27,8 @@ from ._tensor import Tensor
 
 _STATE = grad_mode.STATE
 _SCALARS = (bool, int, float, complex, np.number, np.bool_)
+_INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64,
+                                             jnp.complex64, jnp.complex128))
 _T, _L, _S = 0, 1, 2  # kinds of dynamic parameters: tensor, tensor list, scalar
 
 
@@ -80,6 +82,7 @@ def _return_type(name, fields):
 
 
 PREPARED: dict[str, _Prepared] = {}
+FUNCTIONS: dict = {}
 
 
 def _cast(v, dtype):
@@ -286,24 +289,33 @@ def _wrap_outputs(prep, dyn, stat, out, node):
         ts = []
         for i, o in enumerate(out):
             t = Tensor._wrap(o)
-            if node is not None and jnp.issubdtype(o.dtype, jnp.inexact):
+            if node is not None and o.dtype in _INEXACT:
                 t._requires_grad = True
                 t._grad_fn = node
                 t._output_nr = i
             ts.append(t)
         if op.view:
             for i, t in enumerate(ts):
-                _make_view(t, dyn[0], ((_ITEM_OPS[op.name], (stat, i)),))
+                _make_view(t, dyn[0], ((_ITEM_OPS[op.name], (_key_stat(stat), i)),))
         if prep.out_cls is not None:
             return prep.out_cls(*ts)
         return tuple(ts) if not op.returns_list else list(ts)
     t = Tensor._wrap(out)
-    if node is not None:
+    if node is not None and out.dtype in _INEXACT:
         t._requires_grad = True
         t._grad_fn = node
     if op.view:
-        _make_view(t, dyn[0], ((op, stat),))
+        _make_view(t, dyn[0], ((op, _key_stat(stat)),))
     return t
+
+
+def _key_stat(stat):
+    """Static arguments as a hashable key (view chains key the read/write caches)."""
+    try:
+        hash(stat)
+        return stat
+    except TypeError:
+        return _hashable(stat)
 
 
 def _make_view(t: Tensor, src: Tensor, link):
@@ -382,10 +394,11 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
     node = prep.node_cls(spec, tuple(saved), edges, (), 1,
                          has_saved=bool(prep.saves_pos) or prep.saves_result)
     t = Tensor._wrap(out)
-    t._requires_grad = True
-    t._grad_fn = node
+    if out.dtype in _INEXACT:
+        t._requires_grad = True
+        t._grad_fn = node
     if prep.op.view:
-        _make_view(t, dyn[0], ((prep.op, stat),))
+        _make_view(t, dyn[0], ((prep.op, _key_stat(stat)),))
     if prep.saves_result:
         vc = t._vc = [0]
         versions.append((vc, 0, out.aval))
@@ -549,7 +562,7 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     if cd is not None and cd is not sd and not _dtypes.can_cast(cd, sd):
         raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
                            f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
-    out_cast = sd if cd is not sd else None
+    out_cast = sd  # the result takes self's dtype (a no-op cast when it already has it)
     try:
         out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
     except (TypeError, ValueError, IndexError) as e:
@@ -558,7 +571,7 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
         raise RuntimeError(
             f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
             f"broadcast shape [{', '.join(map(str, out.shape))}]")
-    record = rg and grad_on and prep.op.differentiable
+    record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
     if record:
         if self._base is not None and self._base._requires_grad:
             raise NotImplementedError(
@@ -669,6 +682,10 @@ def _dunder(prep, reflected: bool):
         raise ValueError(f"op {op.name} cannot be an operator: statics without defaults")
     n_dyn = len(op.dynamic)
     extra = tuple(op.signature.parameters[n].default for n in op.dynamic[2:])
+    if n_dyn == 1:
+        def unary(self):
+            return dispatch(prep, (self,), defaults)
+        return unary
 
     def binary(self, other):
         if not isinstance(other, (Tensor, *_SCALARS)) and not isinstance(other, numbers.Number):
@@ -687,8 +704,9 @@ def install(namespace: dict, tensor_cls=Tensor):
         prep = PREPARED[name] = _Prepared(op)
         if op.view:
             op.pure_view = _pure_view(op)
+        f = _generate(op, "function")
+        FUNCTIONS[name] = f  # every row's function form, exported or not (nn.functional uses it)
         if op.function:
-            f = _generate(op, "function")
             for n in (name, *op.aliases):
                 namespace[n] = f
         if op.method:
@@ -740,6 +758,16 @@ class _ItemOps(dict):
 
 
 _ITEM_OPS = _ItemOps()
+
+
+def call_op_inplace(name: str, *args, **kwargs):
+    """The in-place form of a row by name: the result is written into the first argument."""
+    prep = PREPARED[name]
+    b = prep.op.signature.bind(*args, **kwargs)
+    b.apply_defaults()
+    a = b.arguments
+    return dispatch_inplace(prep, tuple(a[n] for n in prep.names),
+                            tuple(a[n] for n in prep.op.statics))
 
 
 def call_op(name: str, *args, **kwargs):

@@ -106,6 +106,24 @@ class Tensor:
     nelement = numel
 
     @property
+    def T(self) -> Tensor:
+        """All dims reversed (PyTorch deprecates this for ndim != 2 but allows it)."""
+        return self.permute(*range(self._data.ndim - 1, -1, -1))
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two dims swapped."""
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        return self.T.conj() if self.is_complex() else self.T
+
+    @property
+    def mH(self) -> Tensor:
+        return self.mT.conj() if self.is_complex() else self.mT
+
+    @property
     def dtype(self) -> _dtypes.dtype:
         return _dtypes.from_jax(self._data.dtype)
 

@@ -46,7 +46,16 @@ def make(*shape, dtype="float32", low=-2.0, high=2.0, seed=None) -> np.ndarray:
     return rng.uniform(low, high, size=shape).astype(dtype)
 
 
+class Const:
+    """An array argument that never requires grad (PyTorch rejects grad there, e.g. weight)."""
+
+    def __init__(self, array):
+        self.array = array
+
+
 def _to_lib(v, lib, requires_grad):
+    if isinstance(v, Const):
+        return lib.tensor(v.array.copy())
     if isinstance(v, np.ndarray):
         t = lib.tensor(v.copy())
         if requires_grad and t.is_floating_point():
@@ -157,7 +166,8 @@ def compare(name: str, sample: Sample, grad: bool = True):
 def gradcheck(name: str, sample: Sample, eps=1e-6, atol=1e-5, rtol=1e-4):
     """Our backward() against central finite differences of our forward, in float64."""
     args = tuple(a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
-                 else a for a in sample.args)
+                 else Const(a.array.astype(np.float64)) if isinstance(a, Const)
+                 and a.array.dtype.kind == "f" else a for a in sample.args)
     args64 = tuple([x.astype(np.float64) if x.dtype.kind == "f" else x for x in a]
                    if isinstance(a, (list, tuple)) and a and isinstance(a[0], np.ndarray)
                    else a for a in args)

@@ -136,7 +136,7 @@ SAMPLES = {
         S(BIG_TIES3, call=lambda lib, t: t.max(dim=-1)),
         S(INTS, call=lambda lib, t: lib.max(t, 1)), S(BOOLS, call=lambda lib, t: lib.max(t, 0)),
         S(NANS, call=lambda lib, t: lib.max(t, 1), grad=False),
-        S(make(3, 4), call=lambda lib, t: tuple(lib.max(t, 1)._fields)),
+        S(make(3, 4), call=lambda lib, t: (lib.max(t, 1).values, lib.max(t, 1).indices)),
         S(make(3, 4), call=lambda lib, t: type(lib.max(t, 1)).__name__),
         S(make(3, 4), grad=False, call=_err(lambda lib, t: lib.max(t, 2)),
           desc="dim out of range"),
@@ -184,7 +184,9 @@ SAMPLES = {
     # -- std and var -------------------------------------------------------------------------
     "std": [
         S(make(5)), S(make(3, 4)), S(make(3, 4), 1), S(make(3, 4), -1, keepdim=True),
-        S(make(2, 3, 4), (0, 2)), S(make(3, 4), dim=None, keepdim=True), S(make(3, 4), ()),
+        S(make(2, 3, 4), (0, 2)), S(make(3, 4), dim=None, keepdim=True),
+        # PyTorch's backward divides by N - correction with N = 1 for dim=(): inf gradients
+        S(make(3, 4), (), grad=False),
         S(make(3, 4), correction=0), S(make(3, 4), 1, correction=2),
         S(make(3, 4), 0, correction=0.5), S(make(3, 4), unbiased=False),
         S(make(3, 4), True), S(make(3, 4), False),
@@ -196,7 +198,7 @@ SAMPLES = {
     ],
     "var": [
         S(make(5)), S(make(3, 4)), S(make(3, 4), 1), S(make(3, 4), -1, keepdim=True),
-        S(make(2, 3, 4), (0, 2)), S(make(3, 4), ()), S(make(), grad=False),
+        S(make(2, 3, 4), (0, 2)), S(make(3, 4), (), grad=False), S(make(), grad=False),
         S(make(3, 4), correction=0), S(make(3, 4), 0, correction=2),
         S(make(3, 4), 0, correction=1.5), S(make(3, 4), unbiased=False),
         S(make(3, 4), True), S(make(3, 4), False),
@@ -325,8 +327,11 @@ SAMPLES = {
     "nanmedian": [
         S(make(3, 4), call=lambda lib, t: lib.nanmedian(t, 1)),
         S(NANS, call=lambda lib, t: lib.nanmedian(t, 1), grad=False),
-        S(np.array([[1., np.nan, 3., 4.], [np.nan] * 4], F32), grad=False,
+        # the index for an all-NaN row is whatever PyTorch's selection leaves: not compared
+        S(np.array([[1., np.nan, 3., 4.], [np.nan, 2., np.nan, np.nan]], F32), grad=False,
           call=lambda lib, t: lib.nanmedian(t, 1, True)),
+        S(np.array([[1., np.nan], [np.nan, np.nan]], F32), grad=False,
+          call=lambda lib, t: lib.nanmedian(t, 1).values),
         S(BIG_TIES, call=lambda lib, t: t.nanmedian(0)),
         S(INTS, call=lambda lib, t: lib.nanmedian(t, 1)),
     ],

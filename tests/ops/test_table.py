@@ -4,6 +4,7 @@ float32 and float64, plus finite-difference gradient checks in float64."""
 from __future__ import annotations
 
 import importlib
+import pathlib
 import pkgutil
 
 import numpy as np
@@ -15,8 +16,7 @@ from torchjax._ops import OPS
 from . import harness
 
 SAMPLES: dict = {}
-for _m in pkgutil.iter_modules(__path__ if "__path__" in dir() else
-                               [str(__import__("pathlib").Path(__file__).parent)]):
+for _m in pkgutil.iter_modules([str(pathlib.Path(__file__).parent)]):
     if _m.name.startswith("samples_"):
         SAMPLES.update(importlib.import_module(f"tests.ops.{_m.name}").SAMPLES)
 
@@ -25,6 +25,8 @@ NAMES = sorted(OPS)
 
 def _as64(s: harness.Sample) -> harness.Sample:
     def conv(a):
+        if isinstance(a, harness.Const):
+            return harness.Const(conv(a.array))
         if isinstance(a, np.ndarray) and a.dtype == np.float32:
             return a.astype(np.float64)
         if isinstance(a, (list, tuple)) and a and all(isinstance(x, np.ndarray) for x in a):

@@ -86,10 +86,10 @@ class Node:
                 describe = f"{_type_name(aval.dtype)} [{', '.join(map(str, aval.shape))}]"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{describe}], is at version {counter[0]}; expected version {version} "
-                    "instead. Hint: the backtrace further above can show the operation that "
-                    "failed to compute its gradient. The variable in question was changed in "
-                    "there or anywhere later. Good luck!")
+                    f"an inplace operation: [{describe}] is at version {counter[0]}; expected "
+                    f"version {version} instead. Hint: enable anomaly detection to find the "
+                    "operation that failed to compute its gradient, with "
+                    "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 def _type_name(np_dtype) -> str:

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401  (each module registers its rows on import)
     _internal,
+    activation,
     indexing,
     linalg,
     nn,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._registry import op
+from ._registry import function, op
 
 
 @op(tensors=("input",), promote="none", function=False, method=False, grad="ToCopyBackward0",
@@ -39,3 +39,17 @@ def fill(input, value):
 def zero(input):
     """Zeros shaped like input (Tensor.zero_)."""
     return jnp.zeros_like(input)
+
+
+@op(tensors=("input", "src"), promote="none", function=False, method=False, inplace=True,
+    needs=(), grad="CopyBackwards")
+def _copy_from(input, src):
+    """src's values in input's dtype and shape (behind Tensor.copy_ and inplace=True forms)."""
+    return jnp.broadcast_to(src.astype(input.dtype), input.shape)
+
+
+@function(name="copy_", function=False)
+def copy_(self, src, non_blocking: bool = False):
+    """Copy src's values into self (broadcast, cast to self's dtype), recorded for autograd."""
+    from .._dispatch import PREPARED, dispatch_inplace
+    return dispatch_inplace(PREPARED["_copy_from"], (self, src), ())

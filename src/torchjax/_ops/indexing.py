@@ -23,6 +23,8 @@ import numpy as np
 from jax import lax
 
 from .. import _dtypes
+from .._autograd import grad_mode
+from .._tensor import _TENSOR_TYPE_NAMES, Tensor
 from ._registry import function, op
 
 # Spec placeholders: an index array on the next input dim, and a Python bool (a new dim of
@@ -47,13 +49,15 @@ def _basic(x, spec):
         if e == _ARR:
             e = (0, n, 1)
         if isinstance(e, int):
-            starts.append(e), limits.append(e + 1), strides.append(1)
+            start, stop, step = e, e + 1, 1
             trivial = False
         else:
             start, stop, step = e
-            starts.append(start), limits.append(stop), strides.append(step)
             shape.append(max(0, -(-(stop - start) // step)))
-            trivial = trivial and (start, stop, step) == (0, n, 1)
+            trivial = trivial and e == (0, n, 1)
+        starts.append(start)
+        limits.append(stop)
+        strides.append(step)
         d += 1
     if trivial:
         return x
@@ -198,6 +202,15 @@ def _take_along_dim_row(input, indices, dim=None):
     return jnp.take_along_axis(input, indices, axis=dim)
 
 
+def _explain_broadcast(a, b):
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {max(len(a), len(b)) - i}")
+
+
 def _dtype_name(dt):
     return _dtypes.from_jax(dt).name
 
@@ -249,7 +262,6 @@ def _check_in_bounds(arr, size, what):
 
 def _as_sequence_key(key):
     """PyTorch reads a short list holding slices, None, Ellipsis, tensors or lists as a tuple."""
-    from .._tensor import Tensor
     if len(key) >= 32 or not any(
             x is None or x is Ellipsis or isinstance(x, (slice, Tensor, list, tuple))
             for x in key):
@@ -268,7 +280,6 @@ _INDEX_DTYPES = "tensors used as indices must be long, int, byte or bool tensors
 def _classify(x):
     """One key element as ("int", k) | ("slice", s) | ("none",) | ("ellipsis",) |
     ("bool", b) | ("index", Tensor) | ("mask", Tensor)."""
-    from .._tensor import Tensor
     if x is None:
         return ("none",)
     if x is Ellipsis:
@@ -313,11 +324,10 @@ def _classify(x):
 class _Parsed:
     """A key resolved against a shape: spec, index tensors, result shape, grad name."""
 
-    __slots__ = ("spec", "indices", "shape", "last", "advanced")
+    __slots__ = ("spec", "indices", "shape", "last", "advanced", "single_mask")
 
 
 def _parse(self, key, index_put=False):
-    from .._tensor import Tensor
     shape = tuple(self._data.shape)
     if isinstance(key, tuple):
         bare = False
@@ -419,6 +429,8 @@ def _parse(self, key, index_put=False):
     out = _Parsed()
     out.spec, out.indices, out.last = tuple(spec), indices, last
     out.advanced = bool(indices)
+    tensor_keys = [c[0] for c in items if c[0] in ("index", "mask", "bool")]
+    out.single_mask = tensor_keys == ["mask"]
     if indices:
         try:
             bshape = np.broadcast_shapes(*(tuple(t.shape) for t in indices))
@@ -439,19 +451,30 @@ def _parse(self, key, index_put=False):
 
 # -- Tensor.__getitem__ / __setitem__ --------------------------------------------------------
 
+class _Dispatch:
+    """_dispatch imports the op table, so it is looked up on first use."""
+
+    def __getattr__(self, name):
+        from .. import _dispatch
+        for n in ("PREPARED", "dispatch", "dispatch_inplace"):
+            setattr(self, n, getattr(_dispatch, n))
+        return getattr(self, name)
+
+
+_D = _Dispatch()
+
+
 def _prepared(name):
-    from .._dispatch import PREPARED
-    return PREPARED[name]
+    return _D.PREPARED[name]
 
 
 @function(name="__getitem__", function=False)
 def _getitem(self, key):
     """x[key]: PyTorch's basic (a view) and advanced (a copy) indexing."""
-    from .._dispatch import dispatch
     k = _parse(self, key)
     if k.advanced:
-        return dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
-    return dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
+        return _D.dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
+    return _D.dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
 
 
 def _check_value_shape(value_shape, target, advanced):
@@ -481,10 +504,8 @@ def _check_value_shape(value_shape, target, advanced):
 @function(name="__setitem__", function=False)
 def _setitem(self, key, value):
     """x[key] = value: an in-place write (through views into their base), recorded for grad."""
-    from .._autograd import grad_mode
-    from .._dispatch import dispatch_inplace
-    from .._tensor import _TENSOR_TYPE_NAMES, Tensor
-    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+    # PyTorch takes Python numbers and NumPy integers here, not other NumPy scalars
+    if isinstance(value, (bool, int, float, complex, np.integer)):
         if isinstance(value, complex) and not self.is_complex():
             raise RuntimeError(f"value cannot be converted to type "
                                f"{_dtypes.SCALAR_NAMES[self.dtype.name].lower()} without "
@@ -498,27 +519,28 @@ def _setitem(self, key, value):
     k = _parse(self, key)
     if isinstance(value, Tensor):
         _check_value_shape(tuple(value.shape), k.shape, k.advanced)
+        # index_put_ does not cast; PyTorch copies for x[True] = v and fills for x[mask] = v
+        if k.advanced and value.dtype is not self.dtype and key is not True and not (
+                k.single_mask and value.ndim == 0):
+            _dtype_mismatch(self, value)
     name = "_index_put" if k.advanced and k.last is None else "_copy_slices"
     if name == "_copy_slices" and self._requires_grad and self._grad_fn is None \
             and grad_mode.STATE.grad_enabled:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    dispatch_inplace(_prepared(name), (self, value, k.indices), (k.spec, False))
+    _D.dispatch_inplace(_prepared(name), (self, value, k.indices), (k.spec, False))
 
 
 # -- public functions that check index values before dispatch -------------------------------
 
-def _index_dtype_ok(t, allowed):
-    return isinstance(t, _tensor_cls()) and _dtype_name(t._data.dtype) in allowed
-
-
-def _tensor_cls():
-    from .._tensor import Tensor
-    return Tensor
+def _dtype_mismatch(input, values):
+    raise RuntimeError(
+        "Index put requires the source and destination dtypes match, got "
+        f"{_dtypes.SCALAR_NAMES[input.dtype.name]} for the destination and "
+        f"{_dtypes.SCALAR_NAMES[values.dtype.name]} for the source.")
 
 
 def _index_put_parse(input, indices, values, fname):
-    Tensor = _tensor_cls()
     if isinstance(indices, Tensor) or not isinstance(indices, (list, tuple)):
         raise TypeError(f"{fname}(): argument 'indices' (position 2) must be tuple of Tensors, "
                         f"not {type(indices).__name__}")
@@ -530,10 +552,7 @@ def _index_put_parse(input, indices, values, fname):
         raise TypeError(f"{fname}(): argument 'values' (position 3) must be Tensor, not "
                         f"{type(values).__name__}")
     if values.dtype is not input.dtype:
-        raise RuntimeError(
-            "Index put requires the source and destination dtypes match, got "
-            f"{_dtypes.SCALAR_NAMES[input.dtype.name]} for the destination and "
-            f"{_dtypes.SCALAR_NAMES[values.dtype.name]} for the source.")
+        _dtype_mismatch(input, values)
     k = _parse(input, tuple(indices), index_put=True)
     _check_value_shape(tuple(values.shape), k.shape, True)
     return k
@@ -542,22 +561,20 @@ def _index_put_parse(input, indices, values, fname):
 @function()
 def index_put(input, indices, values, accumulate=False):
     """A copy of input with input[indices] = values (accumulate=True adds, duplicates too)."""
-    from .._dispatch import dispatch
     k = _index_put_parse(input, indices, values, "index_put")
-    return dispatch(_prepared("_index_put"), (input, values, k.indices), (k.spec, accumulate))
+    return _D.dispatch(_prepared("_index_put"), (input, values, k.indices), (k.spec, accumulate))
 
 
 @function(function=False)
 def index_put_(self, indices, values, accumulate=False):
     """In place: self[indices] = values (accumulate=True adds, duplicates too)."""
-    from .._dispatch import dispatch_inplace
     k = _index_put_parse(self, indices, values, "index_put_")
-    return dispatch_inplace(_prepared("_index_put"), (self, values, k.indices),
+    return _D.dispatch_inplace(_prepared("_index_put"), (self, values, k.indices),
                             (k.spec, accumulate))
 
 
 def _require_tensor(fname, name, pos, v):
-    if not isinstance(v, _tensor_cls()):
+    if not isinstance(v, Tensor):
         raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not "
                         f"{type(v).__name__}")
 
@@ -565,7 +582,6 @@ def _require_tensor(fname, name, pos, v):
 @function()
 def gather(input, dim, index, *, sparse_grad=False):
     """Values of input along dim at index: out[i][j] = input[index[i][j]][j] for dim 0."""
-    from .._dispatch import dispatch
     _require_tensor("gather", "input", 1, input)
     _require_tensor("gather", "index", 3, index)
     if _dtype_name(index._data.dtype) not in ("int32", "int64"):
@@ -584,7 +600,7 @@ def gather(input, dim, index, *, sparse_grad=False):
                                f"apart from dimension {d}")
     _check_nonneg_bounds(index, ishape[d], lambda v: RuntimeError(
         f"index {v} is out of bounds for dimension {d} with size {ishape[d]}"))
-    return dispatch(_prepared("gather"), (input, index), (dim, sparse_grad))
+    return _D.dispatch(_prepared("gather"), (input, index), (dim, sparse_grad))
 
 
 def _check_nonneg_bounds(index, size, what):
@@ -600,7 +616,6 @@ def _check_nonneg_bounds(index, size, what):
 @function()
 def index_select(input, dim, index):
     """The entries of input at the positions index along dim."""
-    from .._dispatch import dispatch
     _require_tensor("index_select", "input", 1, input)
     _require_tensor("index_select", "index", 3, index)
     if _dtype_name(index._data.dtype) not in ("int32", "int64"):
@@ -611,7 +626,7 @@ def index_select(input, dim, index):
     n = input.shape[d] if input.ndim else 1
     _check_nonneg_bounds(index, n, lambda v: RuntimeError(
         f"INDICES element is out of DATA bounds, id={v} axis_dim={n}"))
-    return dispatch(_prepared("index_select"), (input, index), (dim,))
+    return _D.dispatch(_prepared("index_select"), (input, index), (dim,))
 
 
 def _long_name(index):
@@ -621,7 +636,6 @@ def _long_name(index):
 @function()
 def take(input, index):
     """input seen as 1-D, at index (negative indices count from the end)."""
-    from .._dispatch import dispatch
     _require_tensor("take", "input", 1, input)
     _require_tensor("take", "index", 2, index)
     if _dtype_name(index._data.dtype) != "int64":
@@ -630,13 +644,12 @@ def take(input, index):
     n = input.numel()
     _check_in_bounds(index._data, n, lambda v: IndexError(
         f"out of range: tried to access index {v} on a tensor of {n} elements."))
-    return dispatch(_prepared("take"), (input, index), ())
+    return _D.dispatch(_prepared("take"), (input, index), ())
 
 
 @function()
 def take_along_dim(input, indices, dim=None):
     """Values of input at indices along dim, broadcasting the other dims (flat when dim=None)."""
-    from .._dispatch import dispatch
     _require_tensor("take_along_dim", "input", 1, input)
     _require_tensor("take_along_dim", "indices", 2, indices)
     if _dtype_name(indices._data.dtype) != "int64":
@@ -646,7 +659,7 @@ def take_along_dim(input, indices, dim=None):
         n = input.numel()
         _check_nonneg_bounds(indices, n, lambda v: RuntimeError(
             f"index {v} is out of bounds for dimension 0 with size {n}"))
-        return dispatch(_prepared("take_along_dim"), (input, indices), (None,))
+        return _D.dispatch(_prepared("take_along_dim"), (input, indices), (None,))
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input.ndim} dimensions for input, "
@@ -659,13 +672,12 @@ def take_along_dim(input, indices, dim=None):
     n = input.shape[d] if input.ndim else 1
     _check_in_bounds(indices._data, n, lambda v: RuntimeError(
         f"index {v} is out of bounds for dimension {d} with size {n}"))
-    return dispatch(_prepared("take_along_dim"), (input, indices), (dim,))
+    return _D.dispatch(_prepared("take_along_dim"), (input, indices), (dim,))
 
 
 @function()
 def masked_select(input, mask):
     """The entries of input where mask is True, as a new 1-D tensor."""
-    from .._dispatch import dispatch
     _require_tensor("masked_select", "input", 1, input)
     _require_tensor("masked_select", "mask", 2, mask)
     if mask._data.dtype != jnp.bool_:
@@ -673,14 +685,7 @@ def masked_select(input, mask):
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     except ValueError:
-        a, b = tuple(input.shape), tuple(mask.shape)
-        for i in range(1, max(len(a), len(b)) + 1):
-            x = a[-i] if i <= len(a) else 1
-            y = b[-i] if i <= len(b) else 1
-            if x != y and x != 1 and y != 1:
-                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor "
-                                   f"b ({y}) at non-singleton dimension "
-                                   f"{max(len(a), len(b)) - i}") from None
+        _explain_broadcast(tuple(mask.shape), tuple(input.shape))
         raise
     if _is_tracer(mask._data):
         raise RuntimeError("masked_select gives a shape that depends on the mask's values, "
@@ -688,4 +693,4 @@ def masked_select(input, mask):
     count = int(np.count_nonzero(np.asarray(mask._data)))
     count *= int(np.prod(shape, dtype=np.int64)) // max(int(np.prod(mask.shape,
                                                                      dtype=np.int64)), 1)
-    return dispatch(_prepared("_masked_select"), (input, mask), (count,))
+    return _D.dispatch(_prepared("_masked_select"), (input, mask), (count,))

@@ -6,7 +6,6 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes
-from .._autograd.grad_mode import is_grad_enabled
 from ._registry import function, op
 
 _BIN = ("input", "other")
@@ -210,19 +209,6 @@ def positive(input):
     return input
 
 
-# The generated operator dunders take two operands; the unary ones are plain methods here.
-def _unary_dunder(dunder, name):
-    def fn(self):
-        from .._dispatch import PREPARED, dispatch
-        return dispatch(PREPARED[name], (self,), ())
-
-    fn.__name__ = dunder
-    function(name=dunder, function=False)(fn)
-
-
-_unary_dunder("__neg__", "neg")
-_unary_dunder("__abs__", "abs")
-_unary_dunder("__invert__", "bitwise_not")
 function(name="__pos__", function=False)(positive)
 
 
@@ -440,33 +426,6 @@ _compare("lt", jnp.less, "__lt__", aliases=("less",))
 _compare("le", jnp.less_equal, "__le__", aliases=("less_equal",))
 _compare("gt", jnp.greater, "__gt__", aliases=("greater",))
 _compare("ge", jnp.greater_equal, "__ge__", aliases=("greater_equal",))
-
-
-def _compare_inplace(name, aliases):
-    # a.eq_(b) keeps a's dtype (1 or 0 in a float tensor); the generated in-place variant would
-    # store the bool result itself
-    def fn(self, other):
-        from .._dispatch import PREPARED, dispatch
-        from .._tensor import Tensor
-        if self._requires_grad and self._grad_fn is None and is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
-        res = dispatch(PREPARED[name], (self, other), ())
-        if res._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
-                f"broadcast shape [{', '.join(map(str, res._data.shape))}]")
-        Tensor._write(self, res._data.astype(self._data.dtype))
-        return self
-
-    fn.__name__ = name + "_"
-    for n in (name, *aliases):
-        function(name=n + "_", function=False)(fn)
-
-
-for _n, _a in (("eq", ()), ("ne", ("not_equal",)), ("lt", ("less",)), ("le", ("less_equal",)),
-               ("gt", ("greater",)), ("ge", ("greater_equal",))):
-    _compare_inplace(_n, _a)
 
 
 def _logical(name, f):

@@ -286,11 +286,7 @@ def argmin(input, dim=None, keepdim=False):
 # -- variance and standard deviation --------------------------------------------------------
 
 def _moments(input, dim, unbiased, keepdim, correction, name):
-    """(variance, mean) with PyTorch's overloads: std(x, unbiased) and std(x, dim, unbiased)."""
-    if isinstance(dim, bool):  # the legacy std(input, unbiased) form
-        if unbiased is not None:
-            raise TypeError(f"{name}() received an invalid combination of arguments")
-        dim, unbiased = None, dim
+    """(variance, mean) over dim; correction 1 unless given or unbiased=False."""
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both "
                         "unbiased and correction")
@@ -308,29 +304,72 @@ def _moments(input, dim, unbiased, keepdim, correction, name):
     return var, (m if keepdim else jnp.squeeze(m, axes))
 
 
-@op(promote="none", saves=("input", "result"))
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+# The rows take normalised arguments; torchjax.std/Tensor.std etc. are composites that turn the
+# legacy std(input, unbiased) form into unbiased=, which also keeps a bool `dim` from sharing a
+# compiled function with the equal int (True == 1 in the dispatcher's cache key).
+@op(name="std", promote="none", function=False, method=False, saves=("input", "result"))
+def _std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over dim with correction (default 1; unbiased=False means 0)."""
     return jnp.sqrt(_moments(input, dim, unbiased, keepdim, correction, "std")[0])
 
 
-@op(promote="none", saves=("input",))
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@op(name="var", promote="none", function=False, method=False, saves=("input",))
+def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over dim with correction (default 1; unbiased=False means 0)."""
     return _moments(input, dim, unbiased, keepdim, correction, "var")[0]
 
 
-@op(promote="none", method=False, saves=("input", "result"))
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@op(name="std_mean", promote="none", function=False, method=False, saves=("input", "result"))
+def _std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over dim."""
     v, m = _moments(input, dim, unbiased, keepdim, correction, "std_mean")
     return jnp.sqrt(v), m
 
 
-@op(promote="none", method=False, saves=("input",))
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@op(name="var_mean", promote="none", function=False, method=False, saves=("input",))
+def _var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over dim."""
     return _moments(input, dim, unbiased, keepdim, correction, "var_mean")
+
+
+def _call_moments(name, input, dim, unbiased, keepdim, correction, out):
+    from .._dispatch import PREPARED, dispatch, dispatch_out
+    if isinstance(dim, bool):  # the legacy std(input, unbiased) form
+        if unbiased is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments")
+        dim, unbiased = None, dim
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    stat = (dim, unbiased, bool(keepdim), correction)
+    if out is not None:
+        return dispatch_out(PREPARED[name], (input,), stat, out)
+    return dispatch(PREPARED[name], (input,), stat)
+
+
+@function(name="std")
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """std(input, dim=None, *, correction=1, keepdim=False); also the legacy
+    std(input, dim, unbiased, keepdim=False) and std(input, unbiased)."""
+    return _call_moments("std", input, dim, unbiased, keepdim, correction, out)
+
+
+@function(name="var")
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """var(input, dim=None, *, correction=1, keepdim=False); also the legacy
+    var(input, dim, unbiased, keepdim=False) and var(input, unbiased)."""
+    return _call_moments("var", input, dim, unbiased, keepdim, correction, out)
+
+
+@function(name="std_mean", method=False)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) with std's arguments."""
+    return _call_moments("std_mean", input, dim, unbiased, keepdim, correction, None)
+
+
+@function(name="var_mean", method=False)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) with var's arguments."""
+    return _call_moments("var_mean", input, dim, unbiased, keepdim, correction, None)
 
 
 # -- norms, logsumexp -----------------------------------------------------------------------
@@ -445,7 +484,8 @@ def logcumsumexp(input, dim):
 
 
 def _cum_extreme(input, dim, name, better):
-    """Running (values, indices); a later tie wins and the first NaN sticks, as in PyTorch."""
+    """Running (values, indices); NaN beats numbers and a later tie (NaN too) wins, as in
+    PyTorch."""
     d = _dim1(dim, input.ndim, name)
     if input.ndim == 0:
         return input, jnp.zeros((), jnp.int64)
@@ -457,7 +497,7 @@ def _cum_extreme(input, dim, name, better):
     def combine(a, b):
         (va, ia), (vb, ib) = a, b
         if jnp.issubdtype(va.dtype, jnp.inexact):
-            take_b = ~jnp.isnan(va) & (jnp.isnan(vb) | better(vb, va))
+            take_b = jnp.isnan(vb) | (~jnp.isnan(va) & better(vb, va))
         else:
             take_b = better(vb, va)
         return jnp.where(take_b, vb, va), jnp.where(take_b, ib, ia)

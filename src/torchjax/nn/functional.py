@@ -2,50 +2,95 @@
 
 from __future__ import annotations
 
-from .._dispatch import PREPARED, call_op
+from .._dispatch import FUNCTIONS as _F
+from .._dispatch import call_op_inplace
+from .._tensor import Tensor
 
 
-def _row(name):
-    prep = PREPARED[name]
-    return prep
+def _inplace(name):
+    """F.<name>(input, ..., inplace=False): the row, written back into input when inplace."""
+    row = _F[name]
+
+    def fn(input, *args, inplace: bool = False, **kwargs):
+        if inplace:
+            return call_op_inplace(name, input, *args, **kwargs)
+        return row(input, *args, **kwargs)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = row.__doc__
+    return fn
 
 
-def linear(input, weight, bias=None):
-    """input @ weight.T + bias (one tape node, as PyTorch's addmm)."""
-    return call_op("linear", input, weight, bias)
+def _plain(name):
+    return _F[name]
 
 
-def relu(input, inplace: bool = False):
+linear = _plain("linear")
+gelu = _plain("gelu")
+silu = _inplace("silu")
+leaky_relu = _inplace("leaky_relu")
+elu = _inplace("elu")
+selu = _inplace("selu")
+celu = _inplace("celu")
+hardtanh = _inplace("hardtanh")
+relu6 = _inplace("relu6")
+softplus = _plain("softplus")
+logsigmoid = _plain("logsigmoid")
+mish = _inplace("mish")
+hardsigmoid = _inplace("hardsigmoid")
+hardswish = _inplace("hardswish")
+softsign = _plain("softsign")
+tanhshrink = _plain("tanhshrink")
+softshrink = _plain("softshrink")
+hardshrink = _plain("hardshrink")
+threshold = _inplace("threshold")
+mse_loss = _plain("mse_loss")
+l1_loss = _plain("l1_loss")
+cross_entropy = _plain("cross_entropy")
+nll_loss = _plain("nll_loss")
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0)."""
     return input.relu_() if inplace else input.relu()
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
-    return input.softmax(dim, dtype=dtype)
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1
-    return input.log_softmax(dim, dtype=dtype)
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    return call_op("mse_loss", input, target, size_average, reduce, reduction, weight)
+def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _F["softmax"](input, dim, dtype=dtype)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    return call_op("l1_loss", input, target, size_average, reduce, reduction)
+def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _F["log_softmax"](input, dim, dtype=dtype)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
-    return call_op("cross_entropy", input, target, weight, size_average, ignore_index, reduce,
-                   reduction, label_smoothing)
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _F["softmax"](-input, dim, dtype=dtype)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    return call_op("nll_loss", input, target, weight, size_average, ignore_index, reduce,
-                   reduction)
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def threshold_(input, threshold_value, value):
+    return threshold(input, threshold_value, value, inplace=True)
