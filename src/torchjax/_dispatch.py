@@ -116,14 +116,16 @@ def _make_pure(prep: _Prepared, stat: tuple, cd, out_cast):
 
 
 def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
-    key = (stat, cd, out_cast)
+    # the types are part of the key because True == 1 and hash alike, yet std(x, 1) (a dim)
+    # and std(x, True) (unbiased) are different calls
+    key = (stat, tuple(map(type, stat)), cd, out_cast)
     try:
         return prep.fwd[key]
     except KeyError:
         pass
     except TypeError:  # an unhashable static argument (a list): normalise to tuples
         stat = _hashable(stat)
-        key = (stat, cd, out_cast)
+        key = (stat, tuple(map(type, stat)), cd, out_cast)
         f = prep.fwd.get(key)
         if f is not None:
             return f
@@ -515,11 +517,12 @@ _SPECS: dict = {}
 
 
 def _spec_for(prep, stat, cd, out_cast, diff, unsaved, n_edges):
-    key = (prep, stat, cd, out_cast, diff, unsaved, n_edges)
+    key = (prep, stat, tuple(map(type, stat)), cd, out_cast, diff, unsaved, n_edges)
     try:
         spec = _SPECS.get(key)
     except TypeError:
-        key = (prep, _hashable(stat), cd, out_cast, diff, unsaved, n_edges)
+        stat = _hashable(stat)
+        key = (prep, stat, tuple(map(type, stat)), cd, out_cast, diff, unsaved, n_edges)
         spec = _SPECS.get(key)
     if spec is None:
         spec = _SPECS[key] = BackwardSpec(prep, key[1], cd, out_cast, diff, unsaved, n_edges)
