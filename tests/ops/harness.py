@@ -143,15 +143,11 @@ def compare(name: str, sample: Sample, grad: bool = True):
     if not pairs:
         return
     rng = np.random.default_rng(1)
-    loss_tj = loss_th = None
-    for a, b in pairs:
-        w = rng.uniform(-1, 1, size=tuple(b.shape)).astype(to_numpy(b).dtype)
-        lt = (a * torchjax.tensor(w).to(a.dtype)).sum()
-        lh = (b * torch.tensor(w).to(b.dtype)).sum()
-        loss_tj = lt if loss_tj is None else loss_tj + lt
-        loss_th = lh if loss_th is None else loss_th + lh
-    loss_th.backward()
-    loss_tj.backward()
+    ws = [rng.uniform(-1, 1, size=tuple(b.shape)) for _, b in pairs]
+    torch.autograd.backward([b for _, b in pairs],
+                            [torch.tensor(w).to(b.dtype) for (_, b), w in zip(pairs, ws)])
+    torchjax.autograd.backward([a for a, _ in pairs],
+                               [torchjax.tensor(w).to(a.dtype) for (a, _), w in zip(pairs, ws)])
     for i, (a, b) in enumerate(zip(_leaves(tj_args), _leaves(th_args))):
         if not b.requires_grad:
             continue

@@ -56,9 +56,11 @@ def test_against_torch(name):
     samples = SAMPLES.get(name)
     assert samples, f"{name} has no samples"
     op = OPS[name]
-    for s in samples:
+    for k, s in enumerate(samples):
         harness.compare(name, s, grad=op.differentiable)
-        if _has_float32(s):
+        # float64 repeats the first samples only: dtype handling does not depend on the case,
+        # and every sample is already checked in float64 by finite differences when small
+        if k < 3 and _has_float32(s):
             harness.compare(name, _as64(s), grad=op.differentiable)
 
 
