@@ -44,6 +44,26 @@ def timeit(fn, number: int, repeat: int = 5) -> float:
     return statistics.median(times)
 
 
+def interleaved(fns: dict, number: int, rounds: int) -> tuple[dict, dict]:
+    """Median seconds per call of each function, and the median per-round ratio of each to the
+    first one. Rounds alternate between the functions, so machine noise (this is a shared
+    2-core VM) hits all of them alike and the ratios stay stable."""
+    for f in fns.values():
+        for _ in range(3):
+            f()
+    times = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(number):
+                f()
+            times[k].append((time.perf_counter() - t0) / number)
+    base = next(iter(fns))
+    ratios = {k: statistics.median(a / b for a, b in zip(v, times[base]))
+              for k, v in times.items()}
+    return {k: statistics.median(v) for k, v in times.items()}, ratios
+
+
 def block(x):
     if isinstance(x, torchjax.Tensor):
         x._data.block_until_ready()
@@ -94,7 +114,7 @@ def per_op(size: int, number: int):
     return rows
 
 
-def chain(size: int, number: int):
+def chain(size: int, number: int, rounds: int):
     """The 3-op chain mul -> tanh -> sum: the targets in the foundation issue."""
     rng = np.random.default_rng(1)
     a = rng.standard_normal((size, size)).astype(np.float32)
@@ -133,14 +153,14 @@ def chain(size: int, number: int):
         out, f = jax.vjp(lambda x: jnp.sum(jnp.tanh(x * jb)), ja)
         return block(f(jnp.ones_like(out))[0])
 
-    return {
-        "jnp forward (eager, 3 ops)": timeit(jnp_chain, number),
-        "torchjax forward, grad off": timeit(tj_nograd, number),
-        "torchjax forward+backward": timeit(tj_grad, number),
-        "jax.vjp eager forward+backward": timeit(eager_vjp, max(number // 10, 3)),
-        "jax.jit(value_and_grad) one program": timeit(jax_jit_vg, number),
-        "PyTorch forward+backward": timeit(pt_grad, number),
-    }
+    return interleaved({
+        "jnp forward (eager, 3 ops)": jnp_chain,
+        "torchjax forward, grad off": tj_nograd,
+        "torchjax forward+backward": tj_grad,
+        "jax.vjp eager forward+backward": eager_vjp,
+        "jax.jit(value_and_grad) one program": jax_jit_vg,
+        "PyTorch forward+backward": pt_grad,
+    }, number, rounds)
 
 
 def mlp_step(steps: int, rss_steps: int):
@@ -201,11 +221,13 @@ def main():
                                        "jit(value_and_grad)", "PyTorch fwd+bwd",
                                        "tj fwd+bwd / jnp fwd", "tj grad off / jnp fwd"]) + " |")
     print("|---" * 9 + "|")
-    for size, n in ((16, n_small), (1024, n_big)):
-        r = chain(size, n)
-        v = list(r.values())
+    for size, n, rounds in ((16, n_small // 5, 31), (1024, max(n_big // 4, 2), 15)):
+        t, r = chain(size, n, rounds)
+        v = list(t.values())
+        ratio = list(r.values())
         print(f"| {size}x{size} | " + " | ".join(f"{x * 1e6:.1f} µs" for x in v) +
-              f" | {v[2] / v[0]:.2f}x | {v[1] / v[0]:.2f}x |")
+              f" | {ratio[2]:.2f}x | {ratio[1]:.2f}x |")
+    print("\nRatios are medians of per-round ratios; rounds interleave the variants.")
 
     steps = 200 if args.quick else 1000
     rss_steps = 2000 if args.quick else 10_000

@@ -13,6 +13,15 @@ import jax as _jax
 # torchjax makes passes an explicit dtype, so the defaults stay PyTorch's.
 _jax.config.update("jax_enable_x64", True)
 
+# Eager mode runs many tiny XLA programs. On the CPU backend JAX hands each one to a worker
+# thread, and on small tensors that hand-off costs more than the program itself (about 2x on
+# a 16x16 forward+backward, bench/bench_eager.py), so run them inline. It changes no result;
+# TORCHJAX_CPU_ASYNC_DISPATCH=1 keeps JAX's default. Other backends are not affected.
+import os as _os  # noqa: E402
+
+if _os.environ.get("TORCHJAX_CPU_ASYNC_DISPATCH", "0") != "1":
+    _jax.config.update("jax_cpu_enable_async_dispatch", False)
+
 from . import _dtypes  # noqa: E402
 from ._dtypes import (  # noqa: E402,F401
     bfloat16,

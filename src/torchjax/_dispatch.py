@@ -36,7 +36,7 @@ class _Prepared:
     """Per-row data the hot path needs, computed once."""
 
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "saves_pos",
-                 "saves_result", "out_cls", "promote_kinds")
+                 "saves_result", "out_cls", "promote_kinds", "result_grad")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -60,6 +60,7 @@ class _Prepared:
         else:
             self.saves_pos = tuple(i for i, n in enumerate(self.names) if n in saves)
             self.saves_result = "result" in saves
+        self.result_grad = op.result_grad
         self.out_cls = None
         if op.out_names:
             self.out_cls = _return_type(op.name, op.out_names)
@@ -392,6 +393,8 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
                 vc = v._vc = [0]
             versions.append((vc, vc[0], v._data.aval))
     edges = tuple(edges)
+    if _from_result(prep, cd):
+        saved, unsaved = [out], ()
     spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
     node = prep.node_cls(spec, tuple(saved), edges, (), 1,
                          has_saved=bool(prep.saves_pos) or prep.saves_result)
@@ -442,6 +445,8 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
             versions.append((v._counter(), v._version, _describe(v)))
         elif prep.kinds[i] == _L:
             versions.extend((x._counter(), x._version, _describe(x)) for x in v)
+    if _from_result(prep, cd):
+        saved, unsaved = (out,), ()
     spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
     n_out = len(out) if isinstance(out, (tuple, list)) else 1
     node = prep.node_cls(spec, saved, edges, (), n_out, has_saved=bool(prep.saves_pos) or
@@ -458,6 +463,12 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
 
 # -- backward specs --------------------------------------------------------------------------
 
+def _from_result(prep, cd) -> bool:
+    """Whether this call's backward reads the result (the row's result_grad) instead of
+    re-running the op; only for real floating results, where the rule needs no conjugation."""
+    return prep.result_grad is not None and cd is not None and cd.is_floating_point
+
+
 class BackwardSpec:
     """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
 
@@ -467,6 +478,11 @@ class BackwardSpec:
         fwd = _make_pure(prep, stat, cd, out_cast)
         self.n_edges = n_edges
         self.edge_of = _edge_index(prep, diff, n_edges)
+        if _from_result(prep, cd):
+            rule = prep.result_grad
+            self.pure = lambda saved, cts: (rule(saved[0], cts[0]),)
+            self.jit = jax.jit(self.pure)
+            return
 
         def pure(saved, cts):
             args = [list(a) if isinstance(a, tuple) else a for a in saved]

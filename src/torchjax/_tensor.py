@@ -279,8 +279,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the .grad of the leaves it depends on."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- data, detaching, copies -------------------------------------------------------------
 
@@ -580,3 +579,11 @@ jax.tree_util.register_pytree_node(
     Tensor, lambda t: ((t._data,), None), lambda _, xs: Tensor._wrap(xs[0]))
 
 _ = grad_mode, accumulator_of  # re-exported for the dispatcher
+
+
+def _autograd_backward(*args, **kwargs):
+    # bound on first use: torchjax.autograd imports this module
+    global _autograd_backward
+    from .autograd import backward
+    _autograd_backward = backward
+    return backward(*args, **kwargs)

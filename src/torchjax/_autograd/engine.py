@@ -10,10 +10,23 @@ Two ways to run the same plan:
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from .node import AccumulateGrad
 
 _add = jax.jit(lambda a, b: a + b)
+
+
+class Ones:
+    """The root gradient of backward() on a scalar: ones like `output`, made where it is used
+    (inside the fused program, or next to the output on its device)."""
+
+    __slots__ = ("output", "key")
+
+    def __init__(self, output):
+        self.output = output
+        av = output.aval
+        self.key = (av.shape, av.dtype)
 
 # Graph structures seen so far: key -> times seen, or the compiled fused backward.
 _seen: dict = {}
@@ -68,18 +81,6 @@ def _plan(roots):
     return order
 
 
-def _fusable(order) -> bool:
-    for n in order:
-        if type(n) is AccumulateGrad:
-            v = n.variable
-            if v._hooks or v._post_acc_hooks:
-                return False
-        elif (n._spec is None or n._retained is not None or n._hooks or n._pre_hooks
-              or n._released):
-            return False
-    return True
-
-
 def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     """Propagate `root_grads` from `roots` [(node, output_nr)] back through the graph.
 
@@ -87,16 +88,16 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     With `targets` (a dict from (node, output_nr) to a callback), only those receive a
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
-    order = _plan(roots)
-    if targets is None and len(order) <= _FUSE_MAX_NODES and _fusable(order):
-        if _run_fused(order, roots, root_grads, retain_graph):
-            return
-    _run_nodes(order, roots, root_grads, retain_graph, targets)
+    if targets is None and _run_fused(roots, root_grads, retain_graph):
+        return
+    _run_nodes(_plan(roots), roots, root_grads, retain_graph, targets)
 
 
 def _run_nodes(order, roots, root_grads, retain_graph, targets):
     buffers: dict = {}
     for (node, nr), g in zip(roots, root_grads):
+        if g.__class__ is Ones:
+            g = jnp.ones_like(g.output)
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
@@ -140,17 +141,60 @@ def _run_nodes(order, roots, root_grads, retain_graph, targets):
             _accumulate(buf, nr, g)
 
 
-def _run_fused(order, roots, root_grads, retain_graph) -> bool:
-    """Run the plan as one cached XLA program; False when this structure is not fused yet."""
-    index = {n: i for i, n in enumerate(order)}
-    key = (
-        tuple((index[n], nr) for n, nr in roots),
-        tuple(None if type(n) is AccumulateGrad else
-              (n._spec, n._n_out, tuple(None if e is None else (index[e[0]], e[1])
-                                        for e in n._edges)) for n in order),
-    )
+def _structure(roots):
+    """One walk over the graph: its nodes (in discovery order) and a key for its structure.
+
+    The key holds each node's backward spec and its edges as indices into the node list, so
+    two graphs with equal keys run the same fused program. None when the graph cannot be
+    fused (hooks, retained grads, custom Functions, freed buffers, or too many nodes).
+    """
+    index: dict = {}
+    nodes = []
+    for node, _ in roots:
+        if node not in index:
+            index[node] = len(nodes)
+            nodes.append(node)
+    parts = []
+    i = 0
+    while i < len(nodes):
+        n = nodes[i]
+        i += 1
+        if type(n) is AccumulateGrad:
+            v = n.variable
+            if v._hooks or v._post_acc_hooks:
+                return None, None, None
+            parts.append(None)
+            continue
+        if (n._spec is None or n._retained is not None or n._hooks or n._pre_hooks
+                or n._released):
+            return None, None, None
+        edges = []
+        for e in n._edges:
+            if e is None:
+                edges.append(None)
+                continue
+            child = e[0]
+            k = index.get(child)
+            if k is None:
+                k = index[child] = len(nodes)
+                nodes.append(child)
+            edges.append((k, e[1]))
+        parts.append((n._spec, n._n_out, tuple(edges)))
+        if len(nodes) > _FUSE_MAX_NODES:
+            return None, None, None
+    return nodes, tuple((index[n], nr) for n, nr in roots), tuple(parts)
+
+
+def _run_fused(roots, root_grads, retain_graph) -> bool:
+    """Run the graph as one cached XLA program; False when this structure is not fused (yet)."""
+    nodes, root_slots, parts = _structure(roots)
+    if nodes is None:
+        return False
+    # implicit (ones) root gradients are made inside the program: only their shape is keyed
+    implicit = tuple(g.key if g.__class__ is Ones else None for g in root_grads)
+    key = (root_slots, implicit, parts)
     fn = _seen.get(key)
-    if fn is None or isinstance(fn, int):
+    if fn is None or fn.__class__ is int:
         count = (fn or 0) + 1
         if count < _FUSE_AFTER:
             if len(_seen) >= _SEEN_MAX:
@@ -159,51 +203,76 @@ def _run_fused(order, roots, root_grads, retain_graph) -> bool:
             return False
         fn = _seen[key] = _compile_fused(key)
     saved = []
-    for n in order:
-        if type(n) is not AccumulateGrad:
+    leaves = []
+    for n in nodes:
+        if type(n) is AccumulateGrad:
+            leaves.append(n)
+        else:
             n.check_saved()
             saved.append(n._saved)
-    leaf_grads = fn(tuple(saved), tuple(root_grads))
+    leaf_grads = fn(tuple(saved), tuple(g for g in root_grads if g.__class__ is not Ones))
     if not retain_graph:
-        for n in order:
+        for n in nodes:
             if type(n) is not AccumulateGrad:
                 n.release()
-    k = 0
-    for n in order:
-        if type(n) is AccumulateGrad:
-            g = leaf_grads[k]
-            k += 1
-            if g is not None:
-                n.variable._accumulate_grad(g)
+    for n, g in zip(leaves, leaf_grads):
+        if g is not None:
+            n.variable._accumulate_grad(g)
     return True
 
 
+def _topological(parts):
+    """A backward order over a structure's node indices: a node runs after all its users."""
+    users = [0] * len(parts)
+    for p in parts:
+        if p is not None:
+            for e in p[2]:
+                if e is not None:
+                    users[e[0]] += 1
+    ready = [i for i, u in enumerate(users) if u == 0]
+    order = []
+    while ready:
+        i = ready.pop()
+        order.append(i)
+        p = parts[i]
+        if p is not None:
+            for e in p[2]:
+                if e is not None:
+                    users[e[0]] -= 1
+                    if users[e[0]] == 0:
+                        ready.append(e[0])
+    return order
+
+
 def _compile_fused(key):
-    root_slots, plan = key
+    root_slots, implicit, parts = key
+    order = _topological(parts)
+    saved_slot = {}  # node index -> position in the `saved` argument (discovery order)
+    leaf_slot = {}   # leaf index -> position in the result
+    for i, p in enumerate(parts):
+        (leaf_slot if p is None else saved_slot)[i] = len(leaf_slot if p is None else saved_slot)
 
     def fused(saved, root_grads):
-        bufs = [None if p is None else [None] * p[1] for p in plan]
-        bufs = [b if b is not None else [None] for b in bufs]
+        bufs = [[None] * (1 if p is None else p[1]) for p in parts]
 
         def add(i, nr, g):
             prev = bufs[i][nr]
             bufs[i][nr] = g if prev is None else prev + g
 
-        for (i, nr), g in zip(root_slots, root_grads):
-            add(i, nr, g)
-        out = []
-        k = 0
-        for i, p in enumerate(plan):
+        given = iter(root_grads)
+        for (i, nr), ones in zip(root_slots, implicit):
+            add(i, nr, jnp.ones(*ones) if ones is not None else next(given))
+        out = [None] * len(leaf_slot)
+        for i in order:
+            p = parts[i]
+            cts = bufs[i]
             if p is None:
-                out.append(bufs[i][0])
+                out[leaf_slot[i]] = cts[0]
                 continue
             spec, _, edges = p
-            cts = bufs[i]
-            s = saved[k]
-            k += 1
             if all(c is None for c in cts):
                 continue
-            grads = spec.pure(s, tuple(cts))
+            grads = spec.pure(saved[saved_slot[i]], tuple(cts))
             for e_idx, g in zip(spec.edge_of, grads):
                 e = edges[e_idx]
                 if e is not None and g is not None:

@@ -53,6 +53,11 @@ class OpDef:
     # Tensors PyTorch saves for backward (names of arguments, or "result"): their versions are
     # checked, so an in-place change to them after the op raises PyTorch's error. None: `needs`.
     saves: tuple[str, ...] | None = None
+    # The derivative from the result alone, for one-input rows whose result PyTorch saves
+    # (exp, tanh, sigmoid, ...): result_grad(result, ct) -> the input's cotangent. With it the
+    # backward reads the kept result instead of re-running the op on the input, which on large
+    # tensors is the difference between one memory pass and a transcendental recompute.
+    result_grad: Callable | None = None
     view: bool = False             # the output is a view of the first tensor argument
     out_names: tuple[str, ...] | None = None  # multi-output ops returning a named tuple
     # Parameters that are Python numbers which may change from call to call (alpha, lr):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -223,28 +225,29 @@ def _unary(name, f, saves=None, **flags):
     op(name=name, inplace=True, promote="float", saves=saves, **flags)(fn)
 
 
-_unary("exp", jnp.exp, saves=("result",))
-_unary("exp2", jnp.exp2, saves=("result",))
+_R = ("result",)
+_unary("exp", jnp.exp, saves=_R, result_grad=lambda y, g: g * y)
+_unary("exp2", jnp.exp2, saves=_R, result_grad=lambda y, g: g * y * math.log(2))
 _unary("log", jnp.log)
 _unary("log2", jnp.log2)
 _unary("log10", jnp.log10)
 _unary("log1p", jnp.log1p)
-_unary("expm1", jnp.expm1, saves=("result",))
-_unary("sqrt", jnp.sqrt, saves=("result",))
-_unary("rsqrt", jax.lax.rsqrt, saves=("result",))
+_unary("expm1", jnp.expm1, saves=_R, result_grad=lambda y, g: g * (y + 1))
+_unary("sqrt", jnp.sqrt, saves=_R, result_grad=lambda y, g: g / (2 * y))
+_unary("rsqrt", jax.lax.rsqrt, saves=_R, result_grad=lambda y, g: g * (-0.5 * y * y * y))
 _unary("sin", jnp.sin)
 _unary("cos", jnp.cos)
-_unary("tan", jnp.tan, saves=("result",))
+_unary("tan", jnp.tan, saves=_R, result_grad=lambda y, g: g * (1 + y * y))
 _unary("asin", jnp.arcsin, aliases=("arcsin",))
 _unary("acos", jnp.arccos, aliases=("arccos",))
 _unary("atan", jnp.arctan, aliases=("arctan",))
 _unary("sinh", jnp.sinh)
 _unary("cosh", jnp.cosh)
-_unary("tanh", jnp.tanh, saves=("result",))
+_unary("tanh", jnp.tanh, saves=_R, result_grad=lambda y, g: g * (1 - y * y))
 _unary("asinh", jnp.arcsinh, aliases=("arcsinh",))
 _unary("acosh", jnp.arccosh, aliases=("arccosh",))
 _unary("atanh", jnp.arctanh, aliases=("arctanh",))
-_unary("sigmoid", jax.nn.sigmoid, saves=("result",))
+_unary("sigmoid", jax.nn.sigmoid, saves=_R, result_grad=lambda y, g: g * (y * (1 - y)))
 _unary("erf", jax.scipy.special.erf)
 _unary("erfc", jax.scipy.special.erfc)
 _unary("erfinv", jax.scipy.special.erfinv)

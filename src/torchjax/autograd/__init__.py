@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import functools
-
 import jax
-import numpy as np
 
-from .._autograd.engine import run_backward
+from .._autograd.engine import Ones, run_backward
 from .._autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -31,18 +28,6 @@ def _as_tuple(x):
     return tuple(x)
 
 
-@functools.lru_cache(maxsize=64)
-def _ones_on(shape, dtype, device):
-    # the implicit gradient of a scalar: arrays are immutable, so one per shape/dtype/device
-    # (made concrete even when called while tracing, so the cache never holds a tracer)
-    with jax.ensure_compile_time_eval():
-        return jax.device_put(np.ones(shape, dtype), device)
-
-
-def _ones(shape, dtype):
-    return _ones_on(shape, dtype, jax.devices()[0])
-
-
 def _roots_and_grads(tensors, grad_tensors, create_graph):
     if create_graph:
         raise NotImplementedError(
@@ -60,7 +45,7 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = _ones(t._data.shape, t._data.dtype)
+            g = Ones(t._data)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradient must be a Tensor, not {type(g).__name__}")
