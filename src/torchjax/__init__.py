@@ -110,7 +110,7 @@ from . import _inplace_random  # noqa: E402
 
 _inplace_random.install()
 
-from . import autograd, cuda, nn, optim  # noqa: E402  # noqa: E402,I001
+from . import autograd, cuda, fft, linalg, nn, optim, special  # noqa: E402,I001
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 
 

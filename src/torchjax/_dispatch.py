@@ -725,7 +725,7 @@ def install(namespace: dict, tensor_cls=Tensor):
             op.pure_view = _pure_view(op)
         f = _generate(op, "function")
         FUNCTIONS[name] = f  # every row's function form, exported or not (nn.functional uses it)
-        if op.function:
+        if op.function and op.namespace == "torch":
             for n in (name, *op.aliases):
                 namespace[n] = f
         if op.method:
@@ -741,6 +741,17 @@ def install(namespace: dict, tensor_cls=Tensor):
             setattr(tensor_cls, d, _dunder(prep, False))
         for d in op.rdunders:
             setattr(tensor_cls, d, _dunder(prep, True))
+
+
+def namespace_functions(ns: str) -> dict:
+    """The function forms of the rows published in namespace `ns` (e.g. "torch.linalg"),
+    under their public names and aliases."""
+    out = {}
+    for name, op in OPS.items():
+        if op.namespace == ns and name in FUNCTIONS:
+            for n in (op.public_name, *op.aliases):
+                out[n] = FUNCTIONS[name]
+    return out
 
 
 def install_functions(namespace: dict, tensor_cls=Tensor):

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 import torchjax
+from torchjax._ops import OPS
 
 
 @dataclasses.dataclass
@@ -115,11 +116,23 @@ def assert_same(a_tj, a_th, atol, rtol, what):
         np.testing.assert_array_equal(x, y, err_msg=what)
 
 
+def function(lib, name):
+    """The public function of row `name` in lib: torch.<name>, or for a row of another
+    namespace its public name there (row "linalg_inv" is torch.linalg.inv)."""
+    op = OPS.get(name)
+    if op is None or op.namespace == "torch":
+        return getattr(lib, name)
+    mod = lib
+    for part in op.namespace.split(".")[1:]:
+        mod = getattr(mod, part)
+    return getattr(mod, op.public_name)
+
+
 def call(lib, name, sample, args):
     kwargs = _to_lib(sample.kwargs, lib, False)
     if sample.call is not None:
         return sample.call(lib, *args, **kwargs)
-    return getattr(lib, name)(*args, **kwargs)
+    return function(lib, name)(*args, **kwargs)
 
 
 def compare(name: str, sample: Sample, grad: bool = True):

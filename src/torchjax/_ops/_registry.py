@@ -69,7 +69,10 @@ class OpDef:
     # arguments as given) raises PyTorch's error for the mistake, e.g. mm's
     # "mat1 and mat2 shapes cannot be multiplied (10x3 and 4x8)".
     explain: Callable | None = None
-    # PyTorch name of the public function, when different from `name` (e.g. "nn.functional")
+    # The public namespace of the function form. Rows of torch.linalg, torch.fft and
+    # torch.special are named like PyTorch's native functions ("linalg_inv", "fft_rfft",
+    # "special_xlogy"): the namespace module publishes them without that prefix
+    # (torchjax.linalg.inv); see public_name.
     namespace: str = "torch"
     doc: str | None = None
     signature: inspect.Signature = field(init=False, repr=False)
@@ -87,6 +90,14 @@ class OpDef:
             self.grad = "".join(w.capitalize() for w in self.name.split("_")) + "Backward0"
         if self.doc is None:
             self.doc = (self.fn.__doc__ or "").strip() or None
+
+    @property
+    def public_name(self) -> str:
+        """The name in its namespace: "linalg_inv" in torch.linalg is "inv"."""
+        prefix = self.namespace.rsplit(".", 1)[-1] + "_"
+        if self.namespace != "torch" and self.name.startswith(prefix):
+            return self.name[len(prefix):]
+        return self.name
 
     @property
     def dynamic(self) -> tuple[str, ...]:
