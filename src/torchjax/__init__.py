@@ -110,7 +110,10 @@ from . import _inplace_random  # noqa: E402
 
 _inplace_random.install()
 
-from . import autograd, cuda, fft, linalg, nn, optim, special  # noqa: E402,I001
+from ._sampling import *  # noqa: E402,F403
+from ._typeinfo import *  # noqa: E402,F403
+
+from . import autograd, cuda, fft, linalg, nn, optim, special, testing  # noqa: E402,I001
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 
 

@@ -1,0 +1,3 @@
+"""Op-table rows: complex-number basics."""
+
+from __future__ import annotations

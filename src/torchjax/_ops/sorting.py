@@ -1,0 +1,3 @@
+"""Op-table rows: sorting, selection, unique and searching."""
+
+from __future__ import annotations

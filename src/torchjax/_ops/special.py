@@ -1,0 +1,3 @@
+"""Op-table rows: special functions, bitwise ops and the torch.special rows."""
+
+from __future__ import annotations

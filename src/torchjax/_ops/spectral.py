@@ -1,0 +1,3 @@
+"""Op-table rows: torch.fft rows."""
+
+from __future__ import annotations

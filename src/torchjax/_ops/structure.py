@@ -1,0 +1,3 @@
+"""Op-table rows: structural ops: triangles, diagonals, flips, rolls, tiling, stacking and splitting."""
+
+from __future__ import annotations
