@@ -24,6 +24,7 @@ from ._autograd import grad_mode
 from ._autograd.node import accumulator_of, node_class
 from ._ops._registry import OPS, OpDef
 from ._tensor import Tensor
+from ._view_grad import record_copy_slices, regenerate_views
 
 _STATE = grad_mode.STATE
 _SCALARS = (bool, int, float, complex, np.number, np.bool_)
@@ -591,11 +592,11 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
             f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
             f"broadcast shape [{', '.join(map(str, out.shape))}]")
     record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
+    base = self._base
+    # a detach()/.data alias of a tensor requiring grad shares values but is no autograd view
+    if record and base is not None and (self._requires_grad or not base._requires_grad):
+        return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
     if record:
-        if self._base is not None and self._base._requires_grad:
-            raise NotImplementedError(
-                f"{prep.op.name}_(): an in-place write through a view of a tensor that requires "
-                "grad is not supported yet; write to a clone() instead")
         node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
                                  out_cast=out_cast)
     self._write(out)
@@ -607,6 +608,34 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
         if prep.saves_result:
             versions.append((self._counter(), self._version, _describe(self)))
         node._versions = tuple(versions)
+        if self._views:
+            regenerate_views(self)
+    return self
+
+
+def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
+    """An in-place op through a view, recorded on the base as PyTorch's CopySlices."""
+    self = dyn[0]
+    base = self._base
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    if any(k != _T for k in prep.kinds):
+        raise NotImplementedError(f"{prep.op.name}_(): an in-place write through a view with "
+                                  "tensor-list or scalar arguments does not record gradients "
+                                  "yet; write to a clone() instead")
+    versions = []
+    for i in prep.saves_pos:
+        v = dyn[i]
+        if i and isinstance(v, Tensor):
+            versions.append((v._counter(), v._version, _describe(v)))
+    node = record_copy_slices(self, (prep, _key_stat(stat), cd, out_cast),
+                              _make_pure(prep, stat, cd, out_cast), dyn, arrays, versions)
+    self._write(out)
+    base._grad_fn = node
+    base._output_nr = 0
+    base._requires_grad = True
+    regenerate_views(base)
     return self
 
 
