@@ -19,6 +19,8 @@ except ImportError:  # running from a checkout without an installed package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     import torchjax._printing as P
 
+import torchjax  # noqa: E402
+
 TORCH_DTYPES = {
     "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
     "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
@@ -294,3 +296,55 @@ def test_hypothesis_float32(a, precision):
         assert P.format_tensor(a, "float32") == repr(torch.from_numpy(a.copy()))
     finally:
         set_both(profile="default")
+
+
+_FUZZ_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8",
+                "bool", "complex64"]
+
+
+@pytest.mark.parametrize("dtype", _FUZZ_DTYPES)
+def test_repr_matches_pytorch_across_shapes_and_magnitudes(dtype):
+    """0-d to 4-d, empty, summarised (> 1000 elements), tiny, huge, mixed and non-finite."""
+    rng = np.random.default_rng(len(dtype))
+    for shape in [(), (1,), (5,), (2, 3), (2, 3, 4), (2, 1, 3, 2), (1001,), (30, 40), (0,), (2, 0)]:
+        for scale in ["normal", "huge", "tiny", "ints", "mixed", "nonfinite"]:
+            a = rng.standard_normal(shape)
+            if scale == "huge":
+                a = a * 1e10
+            elif scale == "tiny":
+                a = a * 1e-6
+            elif scale == "ints":
+                a = np.round(a * 500)
+            elif scale == "mixed":
+                a = a * 10.0 ** rng.integers(-8, 9, shape)
+            elif scale == "nonfinite" and a.size > 2:
+                a.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+            if dtype.startswith("complex"):
+                a = a + 1j * a[::-1] if a.ndim else a + 2j
+            with np.errstate(invalid="ignore"):
+                t = torch.tensor(a).to(getattr(torch, dtype))
+            vals = (t.float() if dtype == "bfloat16" else t).numpy()
+            j = torchjax.tensor(vals).to(getattr(torchjax, dtype))
+            assert repr(j) == repr(t), (shape, scale)
+
+
+@pytest.mark.parametrize("opts", [dict(precision=2), dict(precision=8), dict(threshold=5),
+                                  dict(edgeitems=1, threshold=10), dict(linewidth=40),
+                                  dict(sci_mode=True), dict(sci_mode=False),
+                                  dict(profile="short"), dict(profile="full")])
+def test_set_printoptions_matches_pytorch(opts):
+    rng = np.random.default_rng(5)
+    try:
+        torch.set_printoptions(**opts)
+        torchjax.set_printoptions(**opts)
+        for shape in [(7,), (3, 5), (20, 20), (2, 3, 4), (200,)]:
+            for scale in (1, 1e6, 1e-5):
+                a = (rng.standard_normal(shape) * scale).astype(np.float32)
+                for dtype in ("float32", "float64", "int64"):
+                    t = torch.tensor(a).to(getattr(torch, dtype))
+                    j = torchjax.tensor(a).to(getattr(torchjax, dtype))
+                    assert repr(j) == repr(t) and str(j) == str(t), (shape, scale, dtype)
+    finally:
+        for lib in (torch, torchjax):
+            lib.set_printoptions(profile="default")
+            lib.set_printoptions(sci_mode=None)
