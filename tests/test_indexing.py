@@ -271,3 +271,83 @@ def test_traced_integer_indices_work():
 
     out = jax.jit(f)(X, np.array([3, 0]))
     np.testing.assert_array_equal(np.asarray(out), X[[3, 0], 1:])
+
+
+def _random_key(rnd, rng):
+    """A random mix of every index form PyTorch accepts (and some it rejects)."""
+    parts = []
+    for _ in range(rnd.randint(1, 4)):
+        k = rnd.choice(["int", "neg", "slice", "step", "none", "ell", "list", "tensor", "mask"])
+        if k == "int":
+            parts.append(rnd.randint(0, 4))
+        elif k == "neg":
+            parts.append(-rnd.randint(1, 5))
+        elif k == "slice":
+            parts.append(slice(rnd.choice([None, 0, 1, -2]), rnd.choice([None, 3, -1, 10])))
+        elif k == "step":
+            parts.append(slice(None, None, rnd.choice([2, 3])))
+        elif k == "none":
+            parts.append(None)
+        elif k == "ell" and Ellipsis not in parts:
+            # PyTorch's handling of several ellipses is irregular: not tested
+            parts.append(Ellipsis)
+        elif k == "list":
+            parts.append([rnd.randint(-4, 3) for _ in range(rnd.randint(1, 3))])
+        elif k == "tensor":
+            parts.append(("index", rng.integers(-3, 5, size=rnd.choice([(2,), (2, 2), (3,)]))))
+        else:
+            parts.append(("mask", rnd.choice([4, 5, 6])))
+    return parts
+
+
+def _key_in(lib, parts):
+    out = []
+    for p in parts:
+        if isinstance(p, tuple) and p[0] == "index":
+            out.append(lib.tensor(p[1]))
+        elif isinstance(p, tuple):
+            out.append(lib.tensor(np.arange(p[1]) % 3 != 1))
+        else:
+            out.append(p)
+    return tuple(out)
+
+
+def _get(lib, base, parts):
+    t = lib.tensor(base.copy(), requires_grad=True)
+    try:
+        r = t[_key_in(lib, parts)]
+    except (IndexError, RuntimeError, TypeError, ValueError) as e:
+        return ("error", type(e).__name__)
+    r.backward(lib.ones_like(r) * 2)
+    return ("ok", tuple(r.shape), r.detach().numpy(), t.grad.numpy())
+
+
+def _set(lib, base, parts):
+    t = lib.tensor(base.copy())
+    try:
+        t[_key_in(lib, parts)] = 7.5
+    except (IndexError, RuntimeError, TypeError, ValueError) as e:
+        return ("error", type(e).__name__)
+    return ("ok", t.numpy())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_keys_match_pytorch(seed):
+    """Random combinations of ints, slices, steps, None, Ellipsis, lists, index tensors and
+    masks: values, shapes, gradients and error types equal PyTorch's, for reads and writes."""
+    import random
+    rnd = random.Random(seed)
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    for _ in range(30):
+        parts = _random_key(rnd, rng)
+        for fn in (_get, _set):
+            want, got = fn(torch, base, parts), fn(torchjax, base, parts)
+            assert got[0] == want[0], (fn.__name__, parts, want[:2], got[:2])
+            if want[0] == "error":
+                assert got[1] == want[1], (fn.__name__, parts, want[1], got[1])
+                continue
+            for a, b in zip(got[1:], want[1:]):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b),
+                                              err_msg=f"{fn.__name__} {parts}")
+
