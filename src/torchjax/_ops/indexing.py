@@ -219,7 +219,10 @@ def _dtype_name(dt):
 def masked_fill(input, mask, value):
     """input with value (a number or a 0-d tensor) where mask is True."""
     if mask.dtype != jnp.bool_:
-        kind = {"int64": "long int", "int32": "int", "uint8": "unsigned char"}.get(
+        # PyTorch names the C++ scalar type here
+        kind = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                "uint8": "unsigned char", "float32": "float", "float64": "double",
+                "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(
             _dtype_name(mask.dtype), _dtype_name(mask.dtype))
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{kind}")

@@ -192,7 +192,25 @@ def _einsum(equation, operands):
                            "equation")
     for x in operands[1:]:
         _same_dtype_bmm(operands[0], x)
-    return jnp.einsum(equation.replace(" ", ""), *operands)
+    eq = equation.replace(" ", "")
+    _check_einsum_sizes(eq, operands)
+    return jnp.einsum(eq, *operands)
+
+
+def _check_einsum_sizes(eq, operands):
+    """PyTorch's message for a subscript whose sizes disagree (1 broadcasts)."""
+    seen: dict = {}
+    for k, (subs, x) in enumerate(zip(eq.split("->")[0].split(","), operands)):
+        if "." in subs:
+            return  # with an ellipsis the labels do not line up with dims one to one
+        for label, size in zip(subs, x.shape):
+            prev = seen.get(label)
+            if prev is not None and size != prev and 1 not in (size, prev):
+                raise RuntimeError(f"einsum(): subscript {label} has size {size} for operand "
+                                   f"{k} which does not broadcast with previously seen size "
+                                   f"{prev}")
+            if prev is None or prev == 1:
+                seen[label] = size
 
 
 @function(method=False)

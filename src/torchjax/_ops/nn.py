@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _dtypes
 from ._registry import op
 
 _NN = dict(function=False, method=False, namespace="torch.nn.functional")
@@ -20,11 +21,24 @@ def _linear_explain(input, weight, bias=None, **_):
                            f"{w[1]}x{w[0]})")
 
 
-@op(tensors=("input", "weight", "bias"), grad="AddmmBackward0", explain=_linear_explain, **_NN)
+_M_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}
+
+
+@op(tensors=("input", "weight", "bias"), grad="AddmmBackward0", explain=_linear_explain,
+    promote="none", **_NN)
 def linear(input, weight, bias=None):
     """input @ weight.T + bias."""
+    if input.dtype != weight.dtype:  # PyTorch does not promote here
+        a, b = (_M_NAMES.get(str(d), str(d)) for d in (input.dtype, weight.dtype))
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a} != {b}")
     out = jnp.matmul(input, weight.T)
     if bias is not None:
+        bias = jnp.asarray(bias)
+        if bias.dtype != out.dtype:
+            a, b = (_dtypes.SCALAR_NAMES[_dtypes.from_jax(d).name] for d in (bias.dtype,
+                                                                             out.dtype))
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {a} and {b}")
         out = out + bias
     return out
 

@@ -260,8 +260,8 @@ def _arg_extreme(input, dim, keepdim, name, f):
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if input.size == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
         r = f(input.reshape(-1)).astype(jnp.int64)
         return jnp.reshape(r, (1,) * input.ndim) if keepdim else r
     d = _dim1(dim, input.ndim, name)
