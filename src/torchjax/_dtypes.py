@@ -139,8 +139,9 @@ def set_default_dtype(d) -> None:
 
 
 @functools.cache
-def promote_types(a: dtype, b: dtype) -> dtype:
+def promote_types(type1: dtype, type2: dtype) -> dtype:
     """PyTorch's promotion of two dtypes (same lattice as JAX with x64 for these types)."""
+    a, b = type1, type2
     if a is b:
         return a
     if {a.name, b.name} == {"bfloat16", "float16"}:
