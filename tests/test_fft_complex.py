@@ -157,8 +157,6 @@ def _complex_leaf_grad(lib, f):
     return np.asarray(z.grad.numpy() if lib is torch else z.grad._data)
 
 
-@pytest.mark.xfail(strict=True, reason="the engine keeps JAX's cotangents (the conjugates of "
-                   "PyTorch's) for complex tensors; _dispatch.BackwardSpec must conjugate them")
 @pytest.mark.parametrize("case", ["abs", "fft", "angle"])
 def test_complex_leaf_gradients(case):
     f = {"abs": lambda lib, z: z.abs().sum(),
@@ -168,8 +166,6 @@ def test_complex_leaf_gradients(case):
                                atol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, reason="pointwise.sgn is jnp.sign, whose derivative is 0 for "
-                   "complex inputs too")
 def test_sgn_of_complex_gradient():
     def f(lib):
         a = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
@@ -179,7 +175,6 @@ def test_sgn_of_complex_gradient():
     np.testing.assert_allclose(f(torchjax), f(torch), atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.real / Tensor.imag properties need _tensor.py")
 def test_real_imag_properties():
     z = torchjax.tensor([1 + 2j])
     assert complex(z.real) == 1 and complex(z.imag) == 2

@@ -464,6 +464,25 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
 
 # -- backward specs --------------------------------------------------------------------------
 
+def _conj_complex(xs):
+    return tuple(jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x for x in xs)
+
+
+def pytorch_complex_convention(pure):
+    """A node's backward with PyTorch's convention for complex gradients.
+
+    For complex tensors PyTorch's gradients are the conjugates of the cotangents jax.vjp
+    works with, so complex cotangents are conjugated on the way into the VJP and complex
+    gradients on the way out. Real arrays pass through untouched (the check is on static
+    dtypes, so it costs nothing in the compiled program); between two nodes the two
+    conjugations cancel."""
+
+    def wrapped(saved, cts):
+        return _conj_complex(pure(saved, _conj_complex(cts)))
+
+    return wrapped
+
+
 def _from_result(prep, cd) -> bool:
     """Whether this call's backward reads the result (the row's result_grad) instead of
     re-running the op; only for real floating results, where the rule needs no conjugation."""
@@ -519,8 +538,8 @@ class BackwardSpec:
                 ct = cts[0] if cts[0] is not None else jnp.zeros_like(outs)
             return vjp(ct)
 
-        self.pure = pure
-        self.jit = jax.jit(pure)
+        self.pure = pytorch_complex_convention(pure)
+        self.jit = jax.jit(self.pure)
 
     def run(self, saved, cts):
         grads = self.jit(saved, tuple(cts))

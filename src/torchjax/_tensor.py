@@ -116,6 +116,18 @@ class Tensor:
         return self.transpose(-2, -1)
 
     @property
+    def real(self) -> Tensor:
+        """The real part (the tensor's values for a real tensor)."""
+        from ._dispatch import FUNCTIONS
+        return FUNCTIONS["real"](self)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part; PyTorch raises for real tensors."""
+        from ._dispatch import FUNCTIONS
+        return FUNCTIONS["imag"](self)
+
+    @property
     def H(self) -> Tensor:
         return self.T.conj() if self.is_complex() else self.T
 

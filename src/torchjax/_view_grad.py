@@ -56,8 +56,9 @@ class FunctionSpec:
             _, vjp = jax.vjp(g, *(args[i] for i in diff))
             return vjp(cts[0])
 
-        self.pure = pure
-        self.jit = jax.jit(pure)
+        from ._dispatch import pytorch_complex_convention
+        self.pure = pytorch_complex_convention(pure)
+        self.jit = jax.jit(self.pure)
 
     def run(self, saved, cts):
         grads = self.jit(saved, tuple(cts))

@@ -321,11 +321,15 @@ def sign(input):
     return jnp.sign(input)
 
 
-@op(inplace=True, needs=(), saves=("input", "result"))
+@op(inplace=True, saves=("input", "result"))
 def sgn(input):
     """sign for real inputs, input / |input| for complex ones."""
     if input.dtype == jnp.bool_:
         return input
+    if jnp.iscomplexobj(input):
+        # z / |z|, 0 at 0: jnp.sign has a zero derivative for complex inputs
+        zero = input == 0
+        return jnp.where(zero, 0, input / jnp.where(zero, 1, jnp.abs(input)))
     return jnp.sign(input)
 
 
