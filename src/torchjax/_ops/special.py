@@ -1,3 +1,681 @@
 """Op-table rows: special functions, bitwise ops and the torch.special rows."""
 
 from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jss
+
+from .. import _dtypes
+from ._registry import function, op
+from .pointwise import _pow, _type_name
+from .pointwise import round as _round
+
+_BIN = ("input", "other")
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _not_implemented_for(kernel, dtype):
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
+
+
+def _require_float(kernel, *arrays):
+    for a in arrays:
+        if not jnp.issubdtype(a.dtype, jnp.inexact):
+            raise _not_implemented_for(kernel, a.dtype)
+
+
+def _require_int(kernel, *arrays):
+    for a in arrays:
+        if not jnp.issubdtype(a.dtype, jnp.integer):
+            raise _not_implemented_for(kernel, a.dtype)
+
+
+def _upcast(f):
+    """f computed in float32 for half-precision inputs (the JAX kernels want 32 bits or more)."""
+    def g(*args):
+        dt = args[0].dtype
+        if dt in (jnp.float16, jnp.bfloat16):
+            return f(*(a.astype(jnp.float32) for a in args)).astype(dt)
+        return f(*args)
+    return g
+
+
+def _raising_identity(exc_type, message):
+    """An identity whose backward raises PyTorch's "derivative ... not implemented" error.
+
+    The error is raised while the backward is traced, i.e. when backward() reaches the op, as
+    PyTorch does; a forward that nobody differentiates is unaffected."""
+    @jax.custom_vjp
+    def ident(x):
+        return x
+
+    def bwd(_, g):
+        raise exc_type(message)
+
+    ident.defvjp(lambda x: (x, None), bwd)
+    return ident
+
+
+def _torch_dtype(v):
+    """PyTorch's promotion key of an argument seen inside a promote="none" row."""
+    if isinstance(v, bool):
+        return _dtypes.bool, 2
+    if isinstance(v, (int, float, complex)):
+        return _dtypes._scalar_dtype(v), 2
+    aval = getattr(v, "aval", None)
+    if aval is not None and aval.weak_type:  # a Python number
+        if jnp.issubdtype(v.dtype, jnp.complexfloating):
+            return _dtypes.get_default_dtype().to_complex(), 2
+        if jnp.issubdtype(v.dtype, jnp.floating):
+            return _dtypes.get_default_dtype(), 2
+        return _dtypes.int64, 2
+    return _dtypes.from_jax(jnp.asarray(v).dtype), 0 if jnp.ndim(v) else 1
+
+
+def _result_dtype(*vals):
+    return _dtypes.result_type_from_keys(tuple(_torch_dtype(v) for v in vals)).np
+
+
+# -- unary special functions (integer inputs give the default float dtype) ----------------------
+
+def _unary(name, f, **flags):
+    def fn(input):
+        return f(input)
+
+    fn.__name__ = name
+    fn.__doc__ = flags.pop("doc", f"Elementwise {name}.")
+    flags.setdefault("method", True)
+    flags.setdefault("inplace", flags["method"])
+    op(name=name, promote="float", **flags)(fn)
+
+
+def _digamma(x):
+    # PyTorch: digamma(+-0) = -+inf (JAX gives nan)
+    return jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x),
+                     jax.lax.digamma(x))
+
+
+_unary("lgamma", _upcast(jax.lax.lgamma), doc="log |Gamma(input)|.")
+_unary("digamma", _upcast(_digamma), doc="The logarithmic derivative of Gamma.")
+_unary("i0", _upcast(jss.i0), doc="The modified Bessel function of the first kind, order 0.")
+_unary("sinc", jnp.sinc, doc="sin(pi x) / (pi x), 1 at 0.")
+_unary("deg2rad", lambda x: x * jnp.asarray(math.pi / 180, x.dtype),
+       doc="Degrees to radians.")
+_unary("rad2deg", lambda x: x * jnp.asarray(180 / math.pi, x.dtype),
+       doc="Radians to degrees.")
+
+
+def _trigamma(x):
+    # reflection below 1/2, then a recurrence up to x + 6 and the asymptotic series
+    pi = jnp.asarray(math.pi, x.dtype)
+    small = x < 0.5
+    s = jnp.sin(pi * x)
+    refl = jnp.where(small, -(pi * pi) / (s * s), jnp.zeros((), x.dtype))
+    x = jnp.where(small, 1 - x, x)
+    acc = refl
+    for _ in range(6):
+        acc = acc + 1 / (x * x)
+        x = x + 1
+    ixx = 1 / (x * x)
+    acc = acc + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
+    return jnp.where(small, -acc, acc)
+
+
+def _zeta(x, q):
+    # JAX's Hurwitz zeta gives nan where PyTorch (Cephes) gives inf: q a non-positive integer
+    out = jss.zeta(x, q)
+    pole = (q <= 0) & (q == jnp.floor(q)) & (x > 1)
+    return jnp.where(pole, jnp.asarray(jnp.inf, out.dtype), out)
+
+
+def _polygamma_fn(n, x):
+    if n == 0:
+        return _digamma(x)
+    if n == 1:
+        return _trigamma(x)
+    sign = 1.0 if n % 2 else -1.0
+    return sign * math.exp(math.lgamma(n + 1.0)) * _zeta(jnp.asarray(n + 1.0, x.dtype), x)
+
+
+def _polygamma_impl(n, x):
+    @jax.custom_jvp
+    def f(x):
+        return _polygamma_fn(n, x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (dx,) = primals, tangents
+        return f(x), _polygamma_impl(n + 1, x) * dx
+
+    return f(x)
+
+
+@op(tensors=("input",), promote="float", method=False)
+def polygamma(n, input):
+    """The n-th derivative of digamma."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _upcast(lambda x: _polygamma_impl(n, x))(input)
+
+
+@function(name="polygamma", function=False)
+def _tensor_polygamma(self, n):
+    """Tensor.polygamma(n): the n-th derivative of digamma of self."""
+    from .._dispatch import call_op
+    return call_op("polygamma", n, self)
+
+
+@function(name="polygamma_", function=False)
+def _tensor_polygamma_(self, n):
+    """In-place Tensor.polygamma_(n)."""
+    from .._dispatch import call_op_inplace
+    return call_op_inplace("polygamma", n, self)
+
+
+@op(promote="float", inplace=True)
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension p."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    args = jnp.arange(-p / 2 + 0.5, 0.5, 0.5, dtype=input.dtype) + input[..., None]
+    out = jnp.sum(_upcast(jax.lax.lgamma)(args), axis=-1)
+    return out + jnp.asarray(p * (p - 1) / 4 * math.log(math.pi), input.dtype)
+
+
+# -- binary functions ---------------------------------------------------------------------------
+
+def _xlogy_like(log, pole):
+    @jax.custom_jvp
+    def f(x, y):
+        out = jnp.where(x == 0, jnp.zeros((), x.dtype), x * log(y))
+        return jnp.where(jnp.isnan(y), jnp.asarray(jnp.nan, out.dtype), out)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        # PyTorch's formulas: d/dx = log(y), but 0 where x == 0 and y is at or past the pole
+        # of the log; d/dy = x / y (or x / (1 + y)), nan at x = 0 on the pole
+        (x, y), (dx, dy) = primals, tangents
+        out = f(x, y)
+        logy = log(y)
+        gx = jnp.where((x == 0) & (y <= pole), jnp.zeros((), out.dtype), logy)
+        dlog = jax.jvp(log, (y,), (jnp.ones_like(y),))[1]
+        return out, dx * gx + dy * x * dlog
+
+    return f
+
+
+_xlogy = _xlogy_like(jnp.log, 0)
+_xlog1py = _xlogy_like(jnp.log1p, -1)
+
+
+@op(tensors=_BIN, promote="float", inplace=True)
+def xlogy(input, other):
+    """input * log(other), 0 where input is 0 (unless other is nan)."""
+    return _xlogy(input, other)
+
+
+@op(tensors=_BIN, promote="float", function=False, method=False, namespace="torch.special",
+    grad="SpecialXlog1PyBackward0")
+def special_xlog1py(input, other):
+    """input * log1p(other), 0 where input is 0 (unless other is nan)."""
+    return _xlog1py(input, other)
+
+
+@jax.custom_jvp
+def _hypot(x, y):
+    return jnp.hypot(x, y)
+
+
+@_hypot.defjvp
+def _hypot_jvp(primals, tangents):
+    (x, y), (dx, dy) = primals, tangents
+    out = _hypot(x, y)
+    return out, (dx * x + dy * y) / out
+
+
+@op(tensors=_BIN, inplace=True)
+def hypot(input, other):
+    """sqrt(input**2 + other**2) without overflow."""
+    _require_float("hypot_cpu", input)
+    return _hypot(input, other)
+
+
+@jax.custom_jvp
+def _copysign(x, y):
+    return jnp.copysign(x, y)
+
+
+@_copysign.defjvp
+def _copysign_jvp(primals, tangents):
+    (x, y), (dx, _) = primals, tangents
+    out = _copysign(x, y)
+    ratio = jnp.where(x == 0, jnp.zeros((), out.dtype), out / x)
+    return out, dx * ratio
+
+
+@op(tensors=_BIN, promote="float", inplace=True)
+def copysign(input, other):
+    """|input| with the sign of other."""
+    return _copysign(input, other)
+
+
+@jax.custom_jvp
+def _nextafter(x, y):
+    return jnp.nextafter(x, y)
+
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    # PyTorch passes the gradient to input, except where input == other (then 0)
+    (x, y), (dx, _) = primals, tangents
+    out = _nextafter(x, y)
+    return out, dx * (x != y).astype(out.dtype)
+
+
+@op(tensors=_BIN, inplace=True)
+def nextafter(input, other):
+    """The next representable value after input towards other."""
+    _require_float("nextafter_cpu", input)
+    return _nextafter(input, other)
+
+
+def _logaddexp_base(base_log):
+    """logaddexp (base e) or logaddexp2 with PyTorch's forward and gradient."""
+    pow_ = jnp.exp if base_log == 1.0 else jnp.exp2
+
+    @jax.custom_jvp
+    def f(a, b):
+        m = jnp.maximum(a, b)
+        same_inf = jnp.isinf(m) & (a == b)
+        safe = jnp.where(same_inf, jnp.zeros((), m.dtype), m)
+        out = safe + jnp.log1p(pow_(-jnp.abs(a - b))) / jnp.asarray(base_log, m.dtype)
+        return jnp.where(same_inf, a, out)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (a, b), (da, db) = primals, tangents
+        return f(a, b), da / (1 + pow_(b - a)) + db / (1 + pow_(a - b))
+
+    return f
+
+
+_logaddexp = _logaddexp_base(1.0)
+_logaddexp2 = _logaddexp_base(math.log(2))
+
+
+@op(tensors=_BIN)
+def logaddexp(input, other):
+    """log(exp(input) + exp(other))."""
+    _require_float("logaddexp_cpu", input)
+    return _logaddexp(input, other)
+
+
+@op(tensors=_BIN)
+def logaddexp2(input, other):
+    """log2(2**input + 2**other)."""
+    _require_float("logaddexp2_cpu", input)
+    return _logaddexp2(input, other)
+
+
+def _float_power_dtype(cd, _kw):
+    return _dtypes.complex128 if cd.is_complex else _dtypes.float64
+
+
+@op(tensors=("input", "exponent"), promote=_float_power_dtype, grad="PowBackward1")
+def float_power(input, exponent):
+    """input ** exponent computed in double precision (float64 or complex128)."""
+    if jnp.issubdtype(input.dtype, jnp.complexfloating):
+        return jnp.power(input, exponent)
+    return _pow(input, exponent)
+
+
+@function(name="float_power_", function=False)
+def _tensor_float_power_(self, exponent):
+    """In-place float_power: self must already be float64 (or complex128)."""
+    from .._dispatch import call_op_inplace
+    cplx = self.is_complex() or isinstance(exponent, complex) or (
+        hasattr(exponent, "is_complex") and exponent.is_complex())
+    want = _dtypes.complex128 if cplx else _dtypes.float64
+    if self.dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dtypes.SCALAR_NAMES[self.dtype.name]} but the operation's result "
+                           f"requires dtype {_dtypes.SCALAR_NAMES[want.name]}")
+    return call_op_inplace("float_power", self, exponent)
+
+
+_heaviside_no_grad = _raising_identity(RuntimeError,
+                                       "derivative for aten::heaviside is not implemented")
+
+
+@op(tensors=("input", "values"), promote="none", inplace=True, needs=(), saves=(),
+    grad="NotImplemented")
+def heaviside(input, values):
+    """0 where input < 0, values where input == 0, 1 where input > 0."""
+    weak = getattr(getattr(values, "aval", None), "weak_type", False)
+    if not weak and jnp.asarray(values).dtype != input.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    values = jnp.asarray(values, input.dtype)
+    out = jnp.where(input == 0, values, (input > 0).astype(input.dtype))
+    if jnp.issubdtype(out.dtype, jnp.inexact):
+        out = _heaviside_no_grad(out)
+    return out
+
+
+@op(tensors=_BIN)
+def fmax(input, other):
+    """Elementwise maximum ignoring nan; the gradient of a tie goes to input."""
+    return jnp.where((input >= other) | jnp.isnan(other), input, other)
+
+
+@op(tensors=_BIN)
+def fmin(input, other):
+    """Elementwise minimum ignoring nan; the gradient of a tie goes to input."""
+    return jnp.where((input <= other) | jnp.isnan(other), input, other)
+
+
+@op(promote="none", differentiable=False)
+def signbit(input):
+    """Whether the sign bit is set (True for -0.0)."""
+    if input.dtype == jnp.bool_:
+        return jnp.zeros(input.shape, bool)
+    if jnp.issubdtype(input.dtype, jnp.integer):
+        return input < 0
+    return jnp.signbit(input)
+
+
+@jax.custom_jvp
+def _ldexp_int(x, e):
+    # an exact power of two (exp2 need not be exact), then one rounding in the product
+    return x * jnp.ldexp(jnp.ones((), x.dtype), e.astype(jnp.int32))
+
+
+@_ldexp_int.defjvp
+def _ldexp_int_jvp(primals, tangents):
+    # PyTorch's gradient takes 2 ** other in integer arithmetic: 0 for negative exponents
+    (x, e), (dx, _) = primals, tangents
+    out = _ldexp_int(x, e)
+    pow2 = jnp.ldexp(jnp.ones((), x.dtype), e.astype(jnp.int32))
+    factor = jnp.where(e < 0, jnp.zeros((), x.dtype), pow2)
+    return out, dx * factor
+
+
+def _ldexp_dtype(input, other):
+    dt = _result_dtype(input, other)
+    if not jnp.issubdtype(dt, jnp.inexact):
+        dt = _dtypes.get_default_dtype().np
+    return dt
+
+
+# promote="none": the gradient depends on whether other is an integer tensor
+@op(tensors=_BIN, promote="none")
+def ldexp(input, other):
+    """input * 2 ** other."""
+    dt = _ldexp_dtype(input, other)
+    x = jnp.asarray(input).astype(dt)
+    other = jnp.asarray(other)
+    if jnp.issubdtype(other.dtype, jnp.integer) or other.dtype == jnp.bool_:
+        return _ldexp_int(x, other)
+    return x * jnp.exp2(other.astype(dt))
+
+
+@function(name="ldexp_", function=False)
+def _tensor_ldexp_(self, other):
+    """In-place ldexp: the result dtype must fit self's."""
+    from .._dispatch import call_op_inplace
+    res = _dtypes.from_jax(_ldexp_dtype(self._data, getattr(other, "_data", other)))
+    if not _dtypes.can_cast(res, self.dtype):
+        raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                           f"{_dtypes.SCALAR_NAMES[self.dtype.name]}")
+    return call_op_inplace("ldexp", self, other)
+
+
+def _int_binary(name, f, kernel, **flags):
+    def fn(input, other):
+        _require_int(kernel, input)
+        return f(input, other)
+
+    fn.__name__ = name
+    fn.__doc__ = flags.pop("doc")
+    op(name=name, tensors=_BIN, inplace=True, differentiable=False, **flags)(fn)
+
+
+def _lcm(a, b):
+    g = jnp.gcd(a, b)
+    safe = jnp.where(g == 0, jnp.ones((), g.dtype), g)
+    return jnp.abs(a // safe * b)
+
+
+_int_binary("gcd", jnp.gcd, "gcd_cpu", doc="Greatest common divisor (non-negative).")
+_int_binary("lcm", _lcm, "lcm_cpu", doc="Least common multiple (non-negative).")
+_int_binary("bitwise_left_shift", jnp.left_shift, "lshift_cpu",
+            dunders=("__lshift__",), rdunders=("__rlshift__",),
+            doc="input shifted left by other bits (0 once the bits run out).")
+_int_binary("bitwise_right_shift", jnp.right_shift, "rshift_cpu",
+            dunders=("__rshift__",), rdunders=("__rrshift__",),
+            doc="input shifted right by other bits (arithmetic for signed types).")
+
+
+@function(name="__ilshift__", function=False)
+def _ilshift(self, other):
+    """self <<= other, in place."""
+    from .._dispatch import call_op_inplace
+    return call_op_inplace("bitwise_left_shift", self, other)
+
+
+@function(name="__irshift__", function=False)
+def _irshift(self, other):
+    """self >>= other, in place."""
+    from .._dispatch import call_op_inplace
+    return call_op_inplace("bitwise_right_shift", self, other)
+
+
+@op(inplace=True)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """nan, +inf and -inf replaced by finite values (the dtype's extremes by default)."""
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        return input
+    fi = jnp.finfo(input.dtype)
+    hi = fi.max if posinf is None else posinf
+    lo = fi.min if neginf is None else neginf
+    out = jnp.where(jnp.isnan(input), jnp.asarray(nan, input.dtype), input)
+    out = jnp.where(jnp.isposinf(input), jnp.asarray(hi, input.dtype), out)
+    return jnp.where(jnp.isneginf(input), jnp.asarray(lo, input.dtype), out)
+
+
+def _value_of(value, dtype):
+    if isinstance(value, complex) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        raise RuntimeError("value cannot be converted to type without overflow")
+    return jnp.asarray(value).astype(dtype)
+
+
+@op(tensors=("input", "tensor1", "tensor2"), scalars=("value",), inplace=True)
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    return input + _value_of(value, input.dtype) * tensor1 * tensor2
+
+
+@op(tensors=("input", "tensor1", "tensor2"), scalars=("value",), promote="none", inplace=True)
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2."""
+    if not (jnp.issubdtype(tensor1.dtype, jnp.inexact)
+            or jnp.issubdtype(tensor2.dtype, jnp.inexact)):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    dt = _result_dtype(input, tensor1, tensor2)
+    input, tensor1, tensor2 = (jnp.asarray(a).astype(dt) for a in (input, tensor1, tensor2))
+    return input + _value_of(value, dt) * tensor1 / tensor2
+
+
+def _logit_impl(lo, hi):
+    @jax.custom_jvp
+    def f(x):
+        if lo is not None:
+            x = jnp.where(x < lo, jnp.asarray(lo, x.dtype), x)
+            x = jnp.where(x > hi, jnp.asarray(hi, x.dtype), x)
+        return jnp.log(x / (1 - x))
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        # PyTorch: nan outside [0, 1] without eps; 0 outside [eps, 1 - eps] with it
+        (x,), (dx,) = primals, tangents
+        scale = 1 / (x * (1 - x))
+        if lo is None:
+            scale = jnp.where((x < 0) | (x > 1), jnp.asarray(jnp.nan, x.dtype), scale)
+        else:
+            scale = jnp.where((x < lo) | (x > hi), jnp.zeros((), x.dtype), scale)
+        return f(x), dx * scale
+
+    return f
+
+
+@op(promote="float", inplace=True)
+def logit(input, eps=None):
+    """log(input / (1 - input)), with input clamped to [eps, 1 - eps] when eps is given."""
+    if eps is None:
+        return _logit_impl(None, None)(input)
+    return _logit_impl(eps, 1 - eps)(input)
+
+
+# -- torch.special rows -------------------------------------------------------------------------
+
+def _special(name, f, grad=None, **flags):
+    def fn(input):
+        return f(input)
+
+    fn.__name__ = "special_" + name
+    fn.__doc__ = flags.pop("doc")
+    op(name="special_" + name, promote="float", function=False, method=False,
+       namespace="torch.special", grad=grad, **flags)(fn)
+
+
+def _no_half(kernel, f):
+    """f, raising PyTorch's error for float16/bfloat16 inputs (no half kernel on CPU)."""
+    def g(*args):
+        for a in args:
+            if a.dtype in (jnp.float16, jnp.bfloat16):
+                raise _not_implemented_for(kernel, a.dtype)
+        return f(*args)
+    return g
+
+
+def _half_no_backward(kernel, f):
+    """f, whose backward raises PyTorch's error for float16/bfloat16 inputs."""
+    def g(x):
+        out = f(x)
+        if x.dtype in (jnp.float16, jnp.bfloat16):
+            out = _raising_identity(NotImplementedError, f"\"{kernel}\" not implemented for "
+                                    f"'{_type_name(x.dtype)}'")(out)
+        return out
+    return g
+
+
+def _with_jvp(f, deriv):
+    """f with the derivative deriv(x, f(x)) (PyTorch's formula)."""
+    g = jax.custom_jvp(f)
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        (x,), (dx,) = primals, tangents
+        y = g(x)
+        return y, deriv(x, y) * dx
+
+    return g
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+_erfcx = _with_jvp(jss.erfcx, lambda x, y: 2 * x * y - _TWO_OVER_SQRT_PI)
+_ndtri = _with_jvp(jss.ndtri, lambda x, y: _SQRT_2PI * jnp.exp(y * y / 2))
+
+
+def _log_ndtr_fwd(x):
+    t = x * math.sqrt(0.5)
+    low = jnp.log(_erfcx(-t) / 2) - x * x / 2
+    high = jnp.log1p(-jss.erfc(t) / 2)
+    return jnp.where(x < -1, low, high)
+
+
+_log_ndtr = _with_jvp(_log_ndtr_fwd, lambda x, y: jnp.exp(-(y + x * x / 2)) / _SQRT_2PI)
+_i0e = _with_jvp(jss.i0e, lambda x, y: jss.i1e(x) - jnp.sign(x) * y)
+
+
+def _tiny_safe(x):
+    tiny = jnp.abs(x) <= jnp.finfo(x.dtype).eps
+    return tiny, jnp.where(tiny, jnp.asarray(jnp.finfo(x.dtype).eps, x.dtype), x)
+
+
+def _i1_deriv(x, y):
+    tiny, s = _tiny_safe(x)
+    return jnp.where(tiny, jnp.asarray(0.5, x.dtype), jss.i0(s) - y / s)
+
+
+def _i1e_deriv(x, y):
+    tiny, s = _tiny_safe(x)
+    return jnp.where(tiny, jnp.asarray(0.5, x.dtype), jss.i0e(s) - y * (jnp.sign(s) + 1 / s))
+
+
+_i1 = _with_jvp(jss.i1, _i1_deriv)
+_i1e = _with_jvp(jss.i1e, _i1e_deriv)
+
+
+def _entr_fwd(x):
+    zero = jnp.zeros((), x.dtype)
+    out = jnp.where(x > 0, -x * jnp.log(jnp.where(x > 0, x, 1)), zero)
+    out = jnp.where(x < 0, jnp.asarray(-jnp.inf, x.dtype), out)
+    return jnp.where(jnp.isnan(x), x, out)
+
+
+_entr = _with_jvp(_entr_fwd, lambda x, y: -(1 + jnp.log(x)))
+
+_special("erfcx", _no_half("erfcx_cpu", _erfcx), doc="exp(input**2) * erfc(input), without overflow.")
+_special("ndtr", lambda x: (1 + jax.lax.erf(x * math.sqrt(0.5))) * 0.5, grad="MulBackward1",
+         doc="The standard normal cumulative distribution function.")
+_special("ndtri", _no_half("ndtri_cpu", _ndtri), doc="The inverse of ndtr.")
+_special("log_ndtr", _no_half("log_ndtr_cpu", _log_ndtr), doc="log(ndtr(input)), accurate in both tails.")
+_special("i0e", _upcast(_i0e), grad="SpecialI0EBackward0",
+         doc="The exponentially scaled modified Bessel function of order 0.")
+_special("i1", _half_no_backward("i1_backward", _upcast(_i1)), doc="The modified Bessel function of the first kind, order 1.")
+_special("i1e", _half_no_backward("i1e_backward", _upcast(_i1e)), grad="SpecialI1EBackward0",
+         doc="The exponentially scaled modified Bessel function of order 1.")
+_special("entr", _entr, doc="-input * log(input), 0 at 0 and -inf below.")
+
+
+@op(function=False, method=False, namespace="torch.special", needs=(), grad="RoundBackward1")
+def special_round(input, *, decimals=0):
+    """Round half to even, optionally to a number of decimals (floating inputs only)."""
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        raise _not_implemented_for("round_vml_cpu" if decimals == 0 else "round_cpu",
+                                   input.dtype)
+    return _round(input, decimals=decimals)
+
+
+_zeta_x_no_grad = _raising_identity(NotImplementedError,
+                                    "the derivative for 'zeta' is not implemented.")
+
+
+@jax.custom_jvp
+def _zeta_q(x, q):
+    return _zeta(x, q)
+
+
+@_zeta_q.defjvp
+def _zeta_q_jvp(primals, tangents):
+    # the x tangent is kept (times 0) so that backward reaches the raising identity on x
+    (x, q), (dx, dq) = primals, tangents
+    out = _zeta_q(x, q)
+    return out, dq * (-x * _zeta(x + 1, q)) + dx * jnp.zeros_like(out)
+
+
+@op(tensors=_BIN, promote="float", function=False, method=False, namespace="torch.special")
+def special_zeta(input, other):
+    """The Hurwitz zeta function sum((k + other) ** -input for k >= 0)."""
+    f = _no_half("zeta_cpu", lambda q, x: _zeta_q(_zeta_x_no_grad(x), q))
+    return f(other, input)
