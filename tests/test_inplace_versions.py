@@ -181,3 +181,46 @@ def test_conditional_saves(name, fn):
     arrays = [_pos(3), _pos(3)]
     want = _outcome(torch, fn, arrays, 0, requires={0})
     assert _outcome(torchjax, fn, arrays, 0, requires={0}) == want
+
+
+def _augmented(lib):
+    x = lib.ones(3)
+    alias, view = x, x[:2]
+    x += 1
+    x *= 2
+    x -= 1
+    x /= 2
+    x **= 2
+    x //= 1
+    x %= 3
+    b = lib.tensor([True, False])
+    b |= lib.tensor([False, True])
+    b &= lib.tensor([True, True])
+    b ^= lib.tensor([True, False])
+    i = lib.tensor([5, 6])
+    i <<= 1
+    i >>= 2
+    z = lib.zeros(4)
+    z[lib.tensor([0, 0, 2])] += 1  # duplicate indices increment once
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    c = a * 1
+    c += a
+    c.sum().backward()
+    return (x is alias, x, view, b, i, z, a.grad, type(c.grad_fn).__name__, x._version)
+
+
+def test_augmented_assignment_is_in_place():
+    got, want = _augmented(torchjax), _augmented(torch)
+    for g, w in zip(got, want):
+        if isinstance(w, torch.Tensor):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        else:
+            assert g == w
+    for lib in (torch, torchjax):
+        i = lib.tensor([1, 2])
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                               "output type Long"):
+            i += 0.5
+        a = lib.tensor([1.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            a += 1

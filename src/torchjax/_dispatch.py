@@ -741,7 +741,7 @@ def _generate(op: OpDef, kind: str):
     return f
 
 
-def _dunder(prep, reflected: bool):
+def _dunder(prep, reflected: bool, inplace: bool = False):
     op = prep.op
     nstat = len(op.statics)
     defaults = tuple(op.signature.parameters[n].default for n in op.statics)
@@ -758,7 +758,8 @@ def _dunder(prep, reflected: bool):
         if not isinstance(other, (Tensor, *_SCALARS)) and not isinstance(other, numbers.Number):
             return NotImplemented
         args = (other, self) if reflected else (self, other)
-        return dispatch(prep, args + extra if n_dyn > 2 else args, defaults)
+        call = dispatch_inplace if inplace else dispatch
+        return call(prep, args + extra if n_dyn > 2 else args, defaults)
 
     return binary
 
@@ -787,6 +788,9 @@ def install(namespace: dict, tensor_cls=Tensor):
                 setattr(tensor_cls, n + "_", ip)
         for d in op.dunders:
             setattr(tensor_cls, d, _dunder(prep, False))
+            if op.inplace and d != "__matmul__":
+                # x += y changes x in place (views of x see it), as in PyTorch
+                setattr(tensor_cls, "__i" + d[2:], _dunder(prep, False, inplace=True))
         for d in op.rdunders:
             setattr(tensor_cls, d, _dunder(prep, True))
 
