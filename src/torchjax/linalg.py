@@ -4,3 +4,16 @@
 from ._dispatch import namespace_functions as _namespace_functions
 
 globals().update(_namespace_functions("torch.linalg"))
+
+# Functions that read LAPACK's info (when the values are concrete) to raise PyTorch's errors
+# for singular or non-positive-definite inputs, or that adjust a row's outputs.
+from ._ops.torch_linalg import (  # noqa: E402,F401
+    LinAlgError,
+    cholesky,
+    cholesky_ex,
+    inv,
+    inv_ex,
+    lstsq,
+    solve,
+    solve_ex,
+)
