@@ -24,7 +24,7 @@ from ._autograd import grad_mode
 from ._autograd.node import accumulator_of, node_class
 from ._ops._registry import OPS, OpDef
 from ._tensor import Tensor
-from ._view_grad import record_copy_slices, regenerate_views
+from ._view_grad import record_copy_slices, regenerate_views, run_spec
 
 _STATE = grad_mode.STATE
 _SCALARS = (bool, int, float, complex, np.number, np.bool_)
@@ -542,11 +542,7 @@ class BackwardSpec:
         self.jit = jax.jit(self.pure)
 
     def run(self, saved, cts):
-        grads = self.jit(saved, tuple(cts))
-        res = [None] * self.n_edges
-        for k, g in zip(self.edge_of, grads):
-            res[k] = g
-        return res
+        return run_spec(self, saved, cts)
 
 
 _SPECS: dict = {}

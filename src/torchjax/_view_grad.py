@@ -61,11 +61,16 @@ class FunctionSpec:
         self.jit = jax.jit(self.pure)
 
     def run(self, saved, cts):
-        grads = self.jit(saved, tuple(cts))
-        res = [None] * self.n_edges
-        for k, g in zip(self.edge_of, grads):
-            res[k] = g
-        return res
+        return run_spec(self, saved, cts)
+
+
+def run_spec(spec, saved, cts):
+    """A spec's gradients laid out per edge (None where no gradient flows)."""
+    grads = spec.jit(saved, tuple(cts))
+    res = [None] * spec.n_edges
+    for k, g in zip(spec.edge_of, grads):
+        res[k] = g
+    return res
 
 
 _SPECS: dict = {}

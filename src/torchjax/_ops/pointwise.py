@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes
+from ._nograd import no_derivative
 from ._registry import function, op
 
 _BIN = ("input", "other")
@@ -108,22 +109,8 @@ def true_divide(input, other):
     return input / other
 
 
-@jax.custom_vjp
-def _no_derivative(x):
-    return x
-
-
-def _no_derivative_fwd(x):
-    return x, None
-
-
-def _no_derivative_bwd(_, g):
-    # runs while the backward is traced: PyTorch records floor_divide with a grad_fn that
-    # raises only when backward reaches it
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
-
-
-_no_derivative.defvjp(_no_derivative_fwd, _no_derivative_bwd)
+# PyTorch records the op with a grad_fn that raises only when backward reaches it
+_no_derivative = no_derivative("derivative for aten::floor_divide is not implemented")
 
 
 @op(tensors=_BIN, inplace=True, dunders=("__floordiv__",), rdunders=("__rfloordiv__",),

@@ -22,8 +22,9 @@ from jax import lax
 
 from .. import _dtypes
 from .._tensor import Tensor
+from ._nograd import no_derivative
 from ._registry import function, op
-from .indexing import _D, _prepared
+from .indexing import _D, _prepared, _put
 
 # -- flat-position cores ---------------------------------------------------------------------
 
@@ -33,22 +34,8 @@ def _iota(shape):
     return jnp.arange(n, dtype=jnp.int64 if n >= 2**31 else jnp.int32).reshape(shape)
 
 
-@jax.custom_vjp
-def _set(flat, pos, vals):
-    return flat.at[pos].set(vals)
-
-
-def _set_fwd(flat, pos, vals):
-    return _set(flat, pos, vals), pos
-
-
-def _set_bwd(pos, ct):
-    # PyTorch's rule: every value gets its position's gradient, also when a position repeats
-    # (JAX's own rule gives it only to the value that won the write)
-    return ct.at[pos].set(0), None, ct[pos]
-
-
-_set.defvjp(_set_fwd, _set_bwd)
+# a write where every value gets its position's gradient, also when a position repeats
+_set = _put
 
 
 def _add(flat, pos, vals):
@@ -148,21 +135,8 @@ def _reduce(flat, pos, vals, reduce, include_self):
     return _reduce_select(flat, pos, vals, reduce, include_self)
 
 
-@jax.custom_vjp
-def _no_derivative(x):
-    return x
-
-
-def _no_derivative_fwd(x):
-    return x, None
-
-
-def _no_derivative_bwd(_, g):
-    # PyTorch records scatter(..., reduce=) with a grad_fn that raises only when reached
-    raise RuntimeError("derivative for aten::scatter is not implemented")
-
-
-_no_derivative.defvjp(_no_derivative_fwd, _no_derivative_bwd)
+# PyTorch records the op with a grad_fn that raises only when backward reaches it
+_no_derivative = no_derivative("derivative for aten::scatter is not implemented")
 
 
 # -- position tables -------------------------------------------------------------------------

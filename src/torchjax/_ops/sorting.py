@@ -15,6 +15,7 @@ import numpy as np
 from jax import lax
 
 from .. import _dtypes
+from ._nograd import no_derivative as _no_derivative
 from ._registry import function, op
 from .reduction import _dim1
 
@@ -354,22 +355,6 @@ def _histc(input, bins=100, min=0, max=0):
 
 
 # -- value-dependent shapes ------------------------------------------------------------------
-
-def _no_derivative(message, exc):
-    """Identity whose backward raises PyTorch's error for an op it cannot differentiate."""
-    @jax.custom_vjp
-    def f(x):
-        return x
-
-    def fwd(x):
-        return x, None
-
-    def bwd(_, ct):
-        raise exc(message)
-
-    f.defvjp(fwd, bwd)
-    return f
-
 
 _UNIQUE2 = _no_derivative("the derivative for '_unique2' is not implemented.", NotImplementedError)
 _UNIQUE_DIM = _no_derivative("the derivative for 'unique_dim' is not implemented.",

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from .. import _dtypes
+from ._nograd import no_derivative as _raising_identity
 from ._registry import function, op
 from .pointwise import _pow, _type_name
 from .pointwise import round as _round
@@ -41,22 +42,6 @@ def _upcast(f):
             return f(*(a.astype(jnp.float32) for a in args)).astype(dt)
         return f(*args)
     return g
-
-
-def _raising_identity(exc_type, message):
-    """An identity whose backward raises PyTorch's "derivative ... not implemented" error.
-
-    The error is raised while the backward is traced, i.e. when backward() reaches the op, as
-    PyTorch does; a forward that nobody differentiates is unaffected."""
-    @jax.custom_vjp
-    def ident(x):
-        return x
-
-    def bwd(_, g):
-        raise exc_type(message)
-
-    ident.defvjp(lambda x: (x, None), bwd)
-    return ident
 
 
 def _torch_dtype(v):
@@ -346,8 +331,7 @@ def _tensor_float_power_(self, exponent):
     return call_op_inplace("float_power", self, exponent)
 
 
-_heaviside_no_grad = _raising_identity(RuntimeError,
-                                       "derivative for aten::heaviside is not implemented")
+_heaviside_no_grad = _raising_identity("derivative for aten::heaviside is not implemented")
 
 
 @op(tensors=("input", "values"), promote="none", inplace=True, needs=(), saves=(),
@@ -571,8 +555,8 @@ def _half_no_backward(kernel, f):
     def g(x):
         out = f(x)
         if x.dtype in (jnp.float16, jnp.bfloat16):
-            out = _raising_identity(NotImplementedError, f"\"{kernel}\" not implemented for "
-                                    f"'{_type_name(x.dtype)}'")(out)
+            out = _raising_identity(f"\"{kernel}\" not implemented for "
+                                    f"'{_type_name(x.dtype)}'", NotImplementedError)(out)
         return out
     return g
 
@@ -657,8 +641,8 @@ def special_round(input, *, decimals=0):
     return _round(input, decimals=decimals)
 
 
-_zeta_x_no_grad = _raising_identity(NotImplementedError,
-                                    "the derivative for 'zeta' is not implemented.")
+_zeta_x_no_grad = _raising_identity("the derivative for 'zeta' is not implemented.",
+                                    NotImplementedError)
 
 
 @jax.custom_jvp
