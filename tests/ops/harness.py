@@ -217,3 +217,49 @@ def gradcheck(name: str, sample: Sample, eps=1e-6, atol=1e-5, rtol=1e-4):
         np.testing.assert_allclose(ana, num, atol=atol, rtol=rtol,
                                    err_msg=f"{name}: finite differences")
     return True
+
+
+# -- helpers the sample files share ------------------------------------------------------------
+
+def A(*vals, dtype="float32"):
+    """A small array with exactly these values."""
+    return np.array(vals, dtype=dtype)
+
+
+def K(*vals, dtype="float32"):
+    """Values at kinks or discontinuities, repeated to 65 elements: the table test compares
+    gradients with PyTorch, and skips finite differences (meaningless there) above 64."""
+    return np.resize(A(*vals, dtype=dtype), 65)
+
+
+def Z(v, dtype="float32"):
+    """A 0-d array."""
+    return np.array(v, dtype=dtype)
+
+
+def err(f, chars=40):
+    """The error type and the start of its message, or "ok", so that both libraries compare."""
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001
+        return f"{type(e).__name__}: {str(e)[:chars]}"
+    return "ok"
+
+
+def method(name):
+    """Call the sample as the Tensor method `name`."""
+    return lambda lib, x, *a, **k: getattr(x, name)(*a, **k)
+
+
+def inplace(name):
+    """Call the sample as the in-place method `name_` on a copy of the first argument."""
+    return lambda lib, x, *a, **k: getattr(x.clone(), name + "_")(*a, **k)
+
+
+def backward_error(f, error=err):
+    """Whether f's result requires grad, and what backward() through it does."""
+    def call(lib, *args):
+        args = [a.requires_grad_() for a in args]
+        out = f(lib, *args)
+        return (out.requires_grad, error(lambda: out.sum().backward()))
+    return call

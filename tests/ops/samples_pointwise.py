@@ -6,40 +6,11 @@ kinks and ties, rounding, signs of remainders, promotion with 0-d tensors and Py
 
 import numpy as np
 
-from .harness import S, make
+from .harness import A, K, S, Z, backward_error, err, make
+from .harness import inplace as _inplace
+from .harness import method as _method
 
-
-def A(*vals, dtype="float32"):
-    """A small array with exactly these values."""
-    return np.array(vals, dtype=dtype)
-
-
-def K(*vals, dtype="float32"):
-    """Values at kinks or discontinuities, repeated to 65 elements: the table test compares
-    gradients with PyTorch, and skips finite differences (meaningless there) above 64."""
-    return np.resize(A(*vals, dtype=dtype), 65)
-
-
-def Z(v, dtype="float32"):
-    """A 0-d array."""
-    return np.array(v, dtype=dtype)
-
-
-def err(f):
-    """The error type and the start of its message, or "ok", so that both libraries compare."""
-    try:
-        f()
-    except Exception as e:  # noqa: BLE001
-        return f"{type(e).__name__}: {str(e)[:40]}"
-    return "ok"
-
-
-def _method(name):
-    return lambda lib, x, *a, **k: getattr(x, name)(*a, **k)
-
-
-def _inplace(name):
-    return lambda lib, x, *a, **k: getattr(x.clone(), name + "_")(*a, **k)
+_backward_error = backward_error
 
 
 # -- unary math --------------------------------------------------------------------------------
@@ -114,14 +85,6 @@ _unaries()
 def _iadd(a, b):
     a += b
     return a
-
-
-def _backward_error(f):
-    def call(lib, *args):
-        args = [a.requires_grad_() for a in args]
-        out = f(lib, *args)
-        return (out.requires_grad, err(lambda: out.sum().backward()))
-    return call
 
 
 SAMPLES.update({

@@ -5,41 +5,22 @@ zeros, infinities and nan, and the places where PyTorch's gradient formula is ma
 
 import numpy as np
 
-from .harness import Const, S, make
-
-_INF = float("inf")
-_NAN = float("nan")
-
-
-def A(*vals, dtype="float32"):
-    return np.array(vals, dtype=dtype)
-
-
-def K(*vals, dtype="float32"):
-    """Values at kinks or discontinuities, repeated to 65 elements: gradients are compared with
-    PyTorch, and finite differences (meaningless there) are skipped above 64 elements."""
-    return np.resize(A(*vals, dtype=dtype), 65)
-
-
-def Z(v, dtype="float32"):
-    return np.array(v, dtype=dtype)
+from .harness import A, Const, K, S, Z, backward_error, make
+from .harness import err as _err
+from .harness import inplace as _inplace
+from .harness import method as _method
 
 
 def err(f):
-    """The error type and the start of its message, or "ok", so that both libraries compare."""
-    try:
-        f()
-    except Exception as e:  # noqa: BLE001
-        return f"{type(e).__name__}: {str(e)[:60]}"
-    return "ok"
+    return _err(f, chars=60)
 
 
-def _method(name):
-    return lambda lib, x, *a, **k: getattr(x, name)(*a, **k)
+def _backward_error(f):
+    return backward_error(f, err)
 
 
-def _inplace(name):
-    return lambda lib, x, *a, **k: getattr(x.clone(), name + "_")(*a, **k)
+_INF = float("inf")
+_NAN = float("nan")
 
 
 def _special(name):
@@ -50,14 +31,6 @@ def _public(lib, name):
     if name.startswith("special_"):
         return getattr(lib.special, name[len("special_"):])
     return getattr(lib, name)
-
-
-def _backward_error(f):
-    def call(lib, *args):
-        args = [a.requires_grad_() for a in args]
-        out = f(lib, *args)
-        return (out.requires_grad, err(lambda: out.sum().backward()))
-    return call
 
 
 def _int_inplace_error(name):
