@@ -20,7 +20,10 @@ _jax.config.update("jax_enable_x64", True)
 import os as _os  # noqa: E402
 
 if _os.environ.get("TORCHJAX_CPU_ASYNC_DISPATCH", "0") != "1":
-    _jax.config.update("jax_cpu_enable_async_dispatch", False)
+    try:
+        _jax.config.update("jax_cpu_enable_async_dispatch", False)
+    except AttributeError:  # a JAX without the option: its default dispatch is kept
+        pass
 
 from . import _dtypes  # noqa: E402
 from ._dtypes import (  # noqa: E402,F401
