@@ -263,3 +263,14 @@ def backward_error(f, error=err):
         out = f(lib, *args)
         return (out.requires_grad, error(lambda: out.sum().backward()))
     return call
+
+
+def raises(f):
+    """call= for a sample that must raise the same error type and message in both libraries."""
+    def call(lib, *args, **kwargs):
+        try:
+            f(lib, *args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the error itself is the result compared
+            return f"{type(e).__name__}: {e}"
+        raise AssertionError("expected an error")
+    return call

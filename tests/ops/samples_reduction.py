@@ -9,18 +9,9 @@ import numpy as np
 
 import torchjax
 
-from .harness import S, make
+from .harness import S, make, raises
 
-
-def _err(f):
-    """call= for a sample that must raise the same error type and message in both libraries."""
-    def call(lib, *args, **kwargs):
-        try:
-            f(lib, *args, **kwargs)
-        except Exception as e:  # noqa: BLE001 - the error itself is the result compared
-            return f"{type(e).__name__}: {e}"
-        raise AssertionError("expected an error")
-    return call
+_err = raises
 
 
 F32 = np.float32

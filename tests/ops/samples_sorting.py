@@ -8,21 +8,13 @@ compare its values alone."""
 
 import numpy as np
 
-from .harness import S, make
+from .harness import S, make, raises
 
 F32 = np.float32
 NAN = np.nan
 
 
-def _err(f):
-    """call= for a sample that must raise the same error type and message in both libraries."""
-    def call(lib, *args, **kwargs):
-        try:
-            f(lib, *args, **kwargs)
-        except Exception as e:  # noqa: BLE001 - the error itself is the result compared
-            return f"{type(e).__name__}: {e}"
-        raise AssertionError("expected an error")
-    return call
+_err = raises
 
 
 X34 = make(3, 4)

@@ -491,17 +491,22 @@ def _check_value_shape(value_shape, target, advanced):
     if advanced:
         raise RuntimeError(f"shape mismatch: value tensor of shape {_sizes(value_shape)} cannot "
                            f"be broadcast to indexing result of shape {_sizes(target)}")
-    if len(v) > len(target):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{_sizes(value_shape)}}}, size="
-                           f"{_sizes(target)}): the number of sizes provided ({len(target)}) "
-                           f"must be greater or equal to the number of dimensions in the tensor "
-                           f"({len(value_shape)})")
-    for i in range(1, len(v) + 1):
-        if v[-i] != target[-i] and v[-i] != 1:
+    check_expand(v, value_shape, target, "torch.FloatTensor")
+
+
+def check_expand(shape, reported, target, type_name):
+    """PyTorch's errors of expand(): `shape` (leading ones dropped where PyTorch drops them)
+    must broadcast to `target`; messages show `reported` and `type_name` as PyTorch does."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"expand({type_name}{{{_sizes(reported)}}}, size={_sizes(target)}): "
+                           f"the number of sizes provided ({len(target)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({len(reported)})")
+    for i in range(1, len(shape) + 1):
+        if shape[-i] != target[-i] and shape[-i] != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({target[-i]}) must match the existing size "
-                f"({v[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
-                f"{_sizes(target)}.  Tensor sizes: {_sizes(value_shape)}")
+                f"({shape[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                f"{_sizes(target)}.  Tensor sizes: {_sizes(reported)}")
 
 
 @function(name="__setitem__", function=False)

@@ -24,7 +24,7 @@ from .. import _dtypes
 from .._tensor import Tensor
 from ._nograd import no_derivative
 from ._registry import function, op
-from .indexing import _D, _prepared, _put
+from .indexing import _D, _prepared, _put, check_expand
 
 # -- flat-position cores ---------------------------------------------------------------------
 
@@ -745,16 +745,7 @@ def _masked_scatter(fname, inplace, input, mask, source):
                            f"got{_tname(input)} and {_tname(source)}")
     xs, ms = tuple(input.shape), tuple(mask.shape)
     if inplace:
-        if len(ms) > len(xs):
-            raise RuntimeError(f"expand(CPUBoolType{{{_sizes(ms)}}}, size={_sizes(xs)}): the "
-                               f"number of sizes provided ({len(xs)}) must be greater or equal "
-                               f"to the number of dimensions in the tensor ({len(ms)})")
-        for i in range(1, len(ms) + 1):
-            if ms[-i] != xs[-i] and ms[-i] != 1:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({xs[-i]}) must match the existing size "
-                    f"({ms[-i]}) at non-singleton dimension {len(xs) - i}.  Target sizes: "
-                    f"{_sizes(xs)}.  Tensor sizes: {_sizes(ms)}")
+        check_expand(ms, ms, xs, "CPUBoolType")
         shape = xs
     else:
         for i in range(1, max(len(xs), len(ms)) + 1):
