@@ -116,7 +116,7 @@ _inplace_random.install()
 from ._sampling import *  # noqa: E402,F403
 from ._typeinfo import *  # noqa: E402,F403
 
-from . import autograd, cuda, fft, linalg, nn, optim, special, testing  # noqa: E402,I001
+from . import autograd, cuda, fft, linalg, nn, optim, special, testing, utils  # noqa: E402,I001
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 
 

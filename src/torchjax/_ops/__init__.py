@@ -3,12 +3,18 @@
 from . import (  # noqa: F401  (each module registers its rows on import)
     _internal,
     activation,
+    attention,
     complex,
+    conv,
     indexing,
     linalg,
+    loss,
     nn,
+    normalization,
     pointwise,
+    pooling,
     reduction,
+    rnn,
     scatter,
     shape,
     sorting,
@@ -16,6 +22,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     spectral,
     structure,
     torch_linalg,
+    vision,
 )
 from ._registry import OPS, OpDef, op
 

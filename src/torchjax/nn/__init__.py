@@ -1,8 +1,8 @@
 """torchjax.nn: modules, parameters, functional forms and initialisers."""
 
-from . import functional, init
+from . import functional, init, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
-__all__ = ["functional", "init", "Parameter", "Buffer", *_modules_all]
+__all__ = ["functional", "init", "utils", "Parameter", "Buffer", *_modules_all]

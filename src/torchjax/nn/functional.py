@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from .._dispatch import FUNCTIONS as _F
 from .._dispatch import call_op_inplace
+from .._dispatch import namespace_functions as _namespace_functions
 from .._tensor import Tensor
+
+# Every row of the op table published in torch.nn.functional, under its public name; the
+# wrappers below add `inplace=` and PyTorch's argument quirks, and the composites of each area
+# (nn/_functional/<area>.py) come last.
+globals().update(_namespace_functions("torch.nn.functional"))
 
 
 def _inplace(name):
@@ -94,3 +100,13 @@ def relu_(input):
 
 def threshold_(input, threshold_value, value):
     return threshold(input, threshold_value, value, inplace=True)
+
+
+# ruff: noqa: E402, F403
+from ._functional.attention import *
+from ._functional.conv import *
+from ._functional.loss import *
+from ._functional.normalization import *
+from ._functional.pooling import *
+from ._functional.rnn import *
+from ._functional.vision import *

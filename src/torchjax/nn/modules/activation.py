@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"]
+
 from .. import functional as F
 from .module import Module
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["Sequential", "ModuleList"]
+
 from collections import OrderedDict
 
 from .module import Module

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["Identity", "Linear"]
+
 import math
 
 from ... import _creation

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss"]
+
 from .. import functional as F
 from .module import Module
 

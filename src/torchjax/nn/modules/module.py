@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["Module"]
+
 from collections import OrderedDict
 from collections.abc import Iterator
 

@@ -1,0 +1,3 @@
+"""Loss rows of torch.nn.functional."""
+
+from __future__ import annotations

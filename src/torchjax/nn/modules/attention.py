@@ -1,0 +1,5 @@
+"""MultiheadAttention."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

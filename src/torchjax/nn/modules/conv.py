@@ -1,0 +1,5 @@
+"""Convolution layers and Fold/Unfold."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""CosineSimilarity and PairwiseDistance."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

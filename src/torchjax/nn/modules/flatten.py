@@ -1,0 +1,5 @@
+"""Flatten and Unflatten."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Padding layers."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

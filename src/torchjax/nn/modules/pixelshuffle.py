@@ -1,0 +1,5 @@
+"""PixelShuffle, PixelUnshuffle and ChannelShuffle."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

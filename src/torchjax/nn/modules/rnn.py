@@ -1,0 +1,5 @@
+"""Recurrent layers and cells."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Embedding and EmbeddingBag."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Upsample layers."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

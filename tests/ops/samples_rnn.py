@@ -1,0 +1,3 @@
+"""Samples for the rows of src/torchjax/_ops/rnn.py."""
+
+SAMPLES: dict = {}
