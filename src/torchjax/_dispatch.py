@@ -635,10 +635,13 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
     if base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    if any(k != _T for k in prep.kinds):
-        raise NotImplementedError(f"{prep.op.name}_(): an in-place write through a view with "
-                                  "tensor-list or scalar arguments does not record gradients "
-                                  "yet; write to a clone() instead")
+    # scalars and tensor lists (index_put_'s indices) take part as constants; a tensor list
+    # that itself needs gradients has no write rule here
+    if any(k == _L and any(isinstance(x, Tensor) and x._requires_grad for x in dyn[i])
+           for i, k in enumerate(prep.kinds)):
+        raise NotImplementedError(f"{prep.op.name}_(): an in-place write through a view with a "
+                                  "list of tensors that require grad does not record gradients; "
+                                  "write to a clone() instead")
     versions = []
     for i in prep.saves_pos:
         v = dyn[i]

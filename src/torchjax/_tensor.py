@@ -117,15 +117,25 @@ class Tensor:
 
     @property
     def real(self) -> Tensor:
-        """The real part (the tensor's values for a real tensor)."""
+        """The real part, a view (the tensor itself for a real tensor, as in PyTorch)."""
+        if not self.is_complex():
+            return self
         from ._dispatch import FUNCTIONS
         return FUNCTIONS["real"](self)
 
+    @real.setter
+    def real(self, value) -> None:
+        self.real.copy_(value)
+
     @property
     def imag(self) -> Tensor:
-        """The imaginary part; PyTorch raises for real tensors."""
+        """The imaginary part, a view; PyTorch raises for real tensors."""
         from ._dispatch import FUNCTIONS
         return FUNCTIONS["imag"](self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        self.imag.copy_(value)
 
     @property
     def H(self) -> Tensor:

@@ -115,7 +115,7 @@ def regenerate_views(base) -> None:
     av = base._data.aval
     for ref in base._views:
         v = ref()
-        if v is None or v._data.dtype != base._data.dtype:
+        if v is None:
             continue
         key = ("view", v._view_chain, av.shape, av.dtype)
         spec = _SPECS.get(key)

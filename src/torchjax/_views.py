@@ -28,9 +28,25 @@ def read_through(chain, base):
     return f(base)
 
 
+def _link_write(link):
+    return getattr(link[0], "view_write", None)
+
+
 def _write(chain, base, new):
     if not chain:
         return jnp.broadcast_to(new, base.shape).astype(base.dtype)
+    # A link that changes the dtype (real, imag, view_as_real, ...) has its own write rule:
+    # write the rest of the chain into that link's output, map it back through the rule, then
+    # write the links before it by index map as usual.
+    for k, link in enumerate(chain):
+        rule = _link_write(link)
+        if rule is not None:
+            pre = chain[:k]
+            mid = _apply_chain(pre, base)
+            out = link[0].pure_view(link[1], mid)
+            new_mid = rule(mid, _write(chain[k + 1:], out, new),
+                           **dict(zip(link[0].statics, link[1])))
+            return _write(pre, base, new_mid)
     iota = jnp.arange(base.size, dtype=jnp.int64 if base.size >= 2**31 else jnp.int32)
     idx = _apply_chain(chain, iota.reshape(base.shape))
     new = jnp.broadcast_to(new, idx.shape).astype(base.dtype)

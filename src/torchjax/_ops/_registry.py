@@ -59,6 +59,10 @@ class OpDef:
     # tensors is the difference between one memory pass and a transcendental recompute.
     result_grad: Callable | None = None
     view: bool = False             # the output is a view of the first tensor argument
+    # For a view whose elements are not whole elements of its base (real, imag, view_as_real,
+    # view_as_complex: a different dtype), so an index map cannot say where a write lands:
+    # view_write(input_values, new_view_values, **statics) -> the input's new values.
+    view_write: Callable | None = None
     out_names: tuple[str, ...] | None = None  # multi-output ops returning a named tuple
     # Parameters that are Python numbers which may change from call to call (alpha, lr):
     # passed to the compiled function as values, not compiled in.

@@ -19,14 +19,33 @@ def _is_complex(x):
     return jnp.issubdtype(x.dtype, jnp.complexfloating)
 
 
+# Writes through these views keep the other half of each complex element.
+def _write_real(input, new):
+    return jax.lax.complex(new, jnp.imag(input)) if _is_complex(input) else new
+
+
+def _write_imag(input, new):
+    return jax.lax.complex(jnp.real(input), new)
+
+
+def _write_pairs(input, new):
+    return jax.lax.complex(new[..., 0], new[..., 1])
+
+
+def _write_complex(input, new):
+    return jnp.stack([jnp.real(new), jnp.imag(new)], axis=-1)
+
+
 # Tensor.real and Tensor.imag are properties in PyTorch, so these rows have no method form.
-@op(promote="none", method=False, needs=(), grad="SelectBackward0")
+@op(promote="none", method=False, needs=(), grad="SelectBackward0", view=True,
+    view_write=_write_real)
 def real(input):
     """The real part of input (input itself for a real tensor)."""
     return jnp.real(input) if _is_complex(input) else input
 
 
-@op(promote="none", method=False, needs=(), grad="SelectBackward0")
+@op(promote="none", method=False, needs=(), grad="SelectBackward0", view=True,
+    view_write=_write_imag)
 def imag(input):
     """The imaginary part of a complex input."""
     if not _is_complex(input):
@@ -86,7 +105,7 @@ def is_neg(input):
     return False
 
 
-@op(promote="none", method=False, needs=())
+@op(promote="none", method=False, needs=(), view=True, view_write=_write_pairs)
 def view_as_real(input):
     """A complex tensor as a real one with a trailing dim of size 2 (real, imag)."""
     if not _is_complex(input):
@@ -94,7 +113,7 @@ def view_as_real(input):
     return jnp.stack([jnp.real(input), jnp.imag(input)], axis=-1)
 
 
-@op(promote="none", method=False, needs=())
+@op(promote="none", method=False, needs=(), view=True, view_write=_write_complex)
 def view_as_complex(input):
     """A real tensor whose last dim has size 2 as a complex tensor."""
     if input.dtype not in (jnp.float32, jnp.float64):
