@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 import torchjax
 
 CASES = [
+    ("int negative power", lambda lib: lib.tensor([2, 3]) ** -1, RuntimeError,
+     "Integers to negative integer powers are not allowed."),
+    ("int negative power in place", lambda lib: lib.tensor([2, 3]).pow_(-2), RuntimeError,
+     "Integers to negative integer powers are not allowed."),
+    ("int floor division by zero", lambda lib: lib.tensor([2, 3]) // 0, RuntimeError,
+     "ZeroDivisionError"),
+    ("int remainder by zero tensor", lambda lib: lib.tensor([2, 3]) % lib.tensor([1, 0]),
+     RuntimeError, "ZeroDivisionError"),
+    ("int fmod by zero", lambda lib: lib.fmod(lib.tensor([2, 3]), 0), RuntimeError,
+     "ZeroDivisionError"),
+    ("int trunc division by zero",
+     lambda lib: lib.div(lib.tensor([2]), lib.tensor(0), rounding_mode="trunc"), RuntimeError,
+     "ZeroDivisionError"),
+    ("int in-place floor division by zero",
+     lambda lib: lib.tensor([2], dtype=lib.uint8).floor_divide_(lib.tensor([0])), RuntimeError,
+     "ZeroDivisionError"),
     ("broadcast", lambda lib: lib.ones(10, 5) + lib.ones(5, 1), RuntimeError,
      r"The size of tensor a \(10\) must match the size of tensor b \(5\) at non-singleton "
      r"dimension 0"),
@@ -95,3 +112,15 @@ def test_same_error_as_pytorch(name, fn, exc, msg):
         fn(torch)
     with pytest.raises(exc, match=msg):
         fn(torchjax)
+
+
+def test_integer_power_and_division_values_match_pytorch():
+    # negative exponents in an integer tensor are allowed: 1 and -1 keep their power, else 0
+    def calls(lib):
+        b = lib.tensor([0, 1, -1, 2, -2, 3])
+        e = lib.tensor([-1, -3, -2, -2, -1, 2])
+        return [b ** e, b.to(lib.uint8) ** e, 2 ** b.abs(), b // 2, b % 3, b / 0,
+                lib.div(b, -4, rounding_mode="trunc")]
+    for a, b in zip(calls(torchjax), calls(torch)):
+        assert str(a.dtype) == str(b.dtype)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

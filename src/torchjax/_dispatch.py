@@ -37,7 +37,7 @@ class _Prepared:
     """Per-row data the hot path needs, computed once."""
 
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "saves_pos",
-                 "saves_result", "out_cls", "promote_kinds", "result_grad")
+                 "saves_result", "out_cls", "promote_kinds", "result_grad", "check")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -51,6 +51,7 @@ class _Prepared:
                                    for n, k in zip(self.names, self.kinds))
         self.fwd = {}
         self.node_cls = node_class(op.grad)
+        self.check = None if op.check is None else _value_check(op)
         needs = op.needs
         self.needs_pos = None if needs is None else frozenset(
             i for i, n in enumerate(self.names) if n in needs)
@@ -270,8 +271,19 @@ def _fast_unwrap(prep, dyn):
 _dtypes.on_default_dtype_change(_FAST_CD.clear)
 
 
+def _value_check(op: OpDef):
+    names = op.dynamic + op.statics
+    check = op.check
+
+    def run(dyn, stat):
+        check(**dict(zip(names, dyn + stat)))
+    return run
+
+
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
+    if prep.check is not None:
+        prep.check(dyn, stat)
     got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
     if got is not None:
         arrays, rg, cd = got
@@ -587,6 +599,8 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     self = dyn[0]
     if not isinstance(self, Tensor):
         raise TypeError(f"{prep.op.name}_(): self must be a Tensor")
+    if prep.check is not None:
+        prep.check(dyn, stat)
     arrays, rg = _unwrap(prep, dyn)
     grad_on = _STATE.grad_enabled
     if grad_on and self._requires_grad and self._grad_fn is None:

@@ -73,6 +73,11 @@ class OpDef:
     # arguments as given) raises PyTorch's error for the mistake, e.g. mm's
     # "mat1 and mat2 shapes cannot be multiplied (10x3 and 4x8)".
     explain: Callable | None = None
+    # Called before every eager call with the arguments as given (Tensors, Python numbers,
+    # statics): check(**arguments) raises PyTorch's error for inputs whose *values* PyTorch
+    # rejects but XLA would silently compute (an integer division by zero). Costs a device
+    # sync when it reads tensor values, so only rows that need it have one.
+    check: Callable | None = None
     # The public namespace of the function form. Rows of torch.linalg, torch.fft and
     # torch.special are named like PyTorch's native functions ("linalg_inv", "fft_rfft",
     # "special_xlogy"): the namespace module publishes them without that prefix

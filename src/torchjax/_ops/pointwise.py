@@ -34,6 +34,35 @@ def _type_name(dtype):
     return _dtypes.SCALAR_NAMES[_dtypes.from_jax(dtype).name]
 
 
+# -- value checks: PyTorch's CPU kernels reject these values, XLA would return garbage ---------
+
+def _integral(v) -> bool:
+    if isinstance(v, (bool, int)):
+        return True
+    dt = getattr(v, "dtype", None)
+    return dt is not None and not (dt.is_floating_point or dt.is_complex)
+
+
+def _has_zero(v) -> bool:
+    if not hasattr(v, "_data"):
+        return v == 0
+    a = v._data
+    if isinstance(a, jax.core.Tracer) or a.size == 0:
+        return False  # traced (compiled mode): values are unknown until run time
+    return bool(jnp.any(a == 0))
+
+
+def _check_int_divisor(input, other, rounding_mode="trunc", **_):
+    if rounding_mode is not None and _integral(input) and _integral(other) and _has_zero(other):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _check_int_power(input, exponent, **_):
+    if isinstance(exponent, int) and exponent < 0 and _integral(input) \
+            and not isinstance(input, (bool, int)):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
 def _floor_div(a, b):
     if jnp.issubdtype(a.dtype, jnp.integer):
         return jnp.floor_divide(a, b)
@@ -86,7 +115,7 @@ def mul(input, other):
 
 
 @op(tensors=_BIN, inplace=True, promote=_true_div_dtype, dunders=("__truediv__",),
-    rdunders=("__rtruediv__",), aliases=("divide",))
+    rdunders=("__rtruediv__",), aliases=("divide",), check=_check_int_divisor)
 def div(input, other, *, rounding_mode=None):
     """input / other; rounding_mode "trunc" or "floor" rounds the quotient."""
     if rounding_mode is None:
@@ -114,7 +143,7 @@ _no_derivative = no_derivative("derivative for aten::floor_divide is not impleme
 
 
 @op(tensors=_BIN, inplace=True, dunders=("__floordiv__",), rdunders=("__rfloordiv__",),
-    needs=(), saves=(), grad="NotImplemented")
+    needs=(), saves=(), grad="NotImplemented", check=_check_int_divisor)
 def floor_divide(input, other):
     """Floor of input / other."""
     out = _floor_div(input, other)
@@ -123,27 +152,40 @@ def floor_divide(input, other):
     return out
 
 
-@op(tensors=_BIN, inplace=True, dunders=("__mod__",), rdunders=("__rmod__",))
+@op(tensors=_BIN, inplace=True, dunders=("__mod__",), rdunders=("__rmod__",),
+    check=_check_int_divisor)
 def remainder(input, other):
     """Python-style modulus: the result has the sign of the divisor."""
     return jnp.remainder(input, other)
 
 
-@op(tensors=_BIN, inplace=True)
+@op(tensors=_BIN, inplace=True, check=_check_int_divisor)
 def fmod(input, other):
     """C-style modulus: the result has the sign of the dividend."""
     return jnp.fmod(input, other)
 
 
 @op(tensors=("input", "exponent"), inplace=True, dunders=("__pow__",),
-    rdunders=("__rpow__",))
+    rdunders=("__rpow__",), check=_check_int_power)
 def pow(input, exponent):
     """input ** exponent."""
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         if input.dtype == jnp.bool_:
             return jnp.logical_or(input, jnp.logical_not(exponent))
-        return jnp.power(input, exponent)
+        return _int_pow(input, exponent)
     return _pow(input, exponent)
+
+
+def _int_pow(x, y):
+    # a negative integer exponent gives 1 / x**|y| truncated: 0 unless x is 1 or -1 (XLA's
+    # integer power is undefined there)
+    out = jnp.power(x, jnp.maximum(y, 0).astype(jnp.result_type(y)))
+    if not jnp.issubdtype(jnp.result_type(y), jnp.signedinteger):
+        return out
+    one = jnp.ones((), out.dtype)
+    sign = jnp.where((y % 2) != 0, -one, one)
+    neg = jnp.where(x == 1, one, jnp.where(x == -1, sign, jnp.zeros((), out.dtype)))
+    return jnp.where(y < 0, neg, out)
 
 
 @jax.custom_jvp
