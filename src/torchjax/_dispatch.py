@@ -37,7 +37,8 @@ class _Prepared:
     """Per-row data the hot path needs, computed once."""
 
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "saves_pos",
-                 "saves_result", "out_cls", "promote_kinds", "result_grad", "check")
+                 "saves_result", "out_cls", "promote_kinds", "result_grad", "check",
+                 "grad_of")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -50,8 +51,10 @@ class _Prepared:
         self.promote_kinds = tuple(k if pa is None or n in pa else _S
                                    for n, k in zip(self.names, self.kinds))
         self.fwd = {}
-        self.node_cls = node_class(op.grad)
-        self.check = None if op.check is None else _value_check(op)
+        overloaded = callable(op.grad)
+        self.node_cls = None if overloaded else node_class(op.grad)
+        self.grad_of = _bind_arguments(op, op.grad) if overloaded else None
+        self.check = None if op.check is None else _bind_arguments(op, op.check)
         needs = op.needs
         self.needs_pos = None if needs is None else frozenset(
             i for i, n in enumerate(self.names) if n in needs)
@@ -271,13 +274,23 @@ def _fast_unwrap(prep, dyn):
 _dtypes.on_default_dtype_change(_FAST_CD.clear)
 
 
-def _value_check(op: OpDef):
+def _bind_arguments(op: OpDef, f):
+    """f(**arguments) as a function of dispatch's (dynamic, static) argument tuples."""
     names = op.dynamic + op.statics
-    check = op.check
 
     def run(dyn, stat):
-        check(**dict(zip(names, dyn + stat)))
+        return f(**dict(zip(names, dyn + stat)))
     return run
+
+
+def _node_cls(prep, dyn, stat, inplace=False):
+    if prep.node_cls is not None:
+        return prep.node_cls
+    name = prep.grad_of(dyn, stat)
+    if inplace and prep.op.inplace_overloads:
+        stem, n = name.rsplit("Backward", 1)
+        name = f"{stem}Backward{int(n) + prep.op.inplace_overloads}"
+    return node_class(name)
 
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
@@ -409,8 +422,8 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
     if _from_result(prep, cd):
         saved, unsaved = [out], ()
     spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
-    node = prep.node_cls(spec, tuple(saved), edges, (), 1,
-                         has_saved=bool(prep.saves_pos) or prep.saves_result)
+    node = _node_cls(prep, dyn, stat)(spec, tuple(saved), edges, (), 1,
+                                      has_saved=bool(prep.saves_pos) or prep.saves_result)
     t = Tensor._wrap(out)
     if out.dtype in _INEXACT:
         t._requires_grad = True
@@ -462,8 +475,8 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
         saved, unsaved = (out,), ()
     spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
     n_out = len(out) if isinstance(out, (tuple, list)) else 1
-    node = prep.node_cls(spec, saved, edges, (), n_out, has_saved=bool(prep.saves_pos) or
-                         prep.saves_result)
+    node = _node_cls(prep, dyn, stat, inplace_self is not None)(spec, saved, edges, (), n_out,
+                                      has_saved=bool(prep.saves_pos) or prep.saves_result)
     if inplace_self is not None:
         return node, versions
     result = _wrap_outputs(prep, dyn, stat, out, node)

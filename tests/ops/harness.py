@@ -24,14 +24,16 @@ class Sample:
     atol: float = 1e-5
     rtol: float = 1.3e-6
     desc: str = ""
+    grad_name: bool = True  # compare the grad_fn name with PyTorch's
 
     def __repr__(self):
         shapes = [a.shape if isinstance(a, np.ndarray) else a for a in self.args]
         return f"Sample({self.desc or shapes}, {self.kwargs})"
 
 
-def S(*args, grad=True, call=None, atol=1e-5, rtol=1.3e-6, desc="", **kwargs) -> Sample:
-    return Sample(args, kwargs, grad, call, atol, rtol, desc)
+def S(*args, grad=True, call=None, atol=1e-5, rtol=1.3e-6, desc="", grad_name=True,
+      **kwargs) -> Sample:
+    return Sample(args, kwargs, grad, call, atol, rtol, desc, grad_name)
 
 
 _rng = np.random.default_rng(0)
@@ -135,8 +137,9 @@ def call(lib, name, sample, args):
     return function(lib, name)(*args, **kwargs)
 
 
-def compare(name: str, sample: Sample, grad: bool = True):
-    """Run `name` on the sample in both libraries: values, dtypes, shapes and gradients."""
+def compare(name: str, sample: Sample, grad: bool = True, grad_names: bool = True):
+    """Run `name` on the sample in both libraries: values, dtypes, shapes, grad_fn names
+    (unless grad_names is False) and gradients."""
     tj_args = tuple(_to_lib(a, torchjax, grad and sample.grad) for a in sample.args)
     th_args = tuple(_to_lib(a, torch, grad and sample.grad) for a in sample.args)
     out_th = call(torch, name, sample, th_args)
@@ -149,6 +152,8 @@ def compare(name: str, sample: Sample, grad: bool = True):
     for i, (a, b) in enumerate(zip(outs_tj, outs_th)):
         assert_same(a, b, sample.atol, sample.rtol, f"{name} output {i}")
         assert a.requires_grad == b.requires_grad, f"{name} output {i}: requires_grad"
+        if grad_names and sample.grad_name and b.grad_fn is not None:
+            assert a.grad_fn.name() == b.grad_fn.name(), f"{name} output {i}: grad_fn"
     if not (grad and sample.grad):
         return
     # backward with the same random cotangents in both

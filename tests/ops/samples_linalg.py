@@ -1,6 +1,6 @@
 """Samples for the matrix products (mm, bmm, matmul, dot, mv, outer, einsum, t, addmm)."""
 
-from .harness import S, make
+from .harness import S, Z, make, raises
 
 SAMPLES = {
     "mm": [
@@ -87,5 +87,23 @@ SAMPLES = {
         S(make(2, 2, 4), make(2, 2, 3), make(2, 3, 4)),
         S(make(4), make(2, 2, 3), make(2, 3, 4), beta=-1.0, alpha=0.5),
         S(make(2, 2, 4), make(2, 2, 3), make(2, 3, 4), beta=0),
+    ],
+    "dist": [
+        S(make(3, 4), make(3, 4)),
+        S(make(3, 4), make(4), 1),
+        S(make(5), make(5), float("inf")),
+        S(make(5), make(5), 0, grad=False),  # PyTorch's backward for p=0 fails
+        S(make(2, 3), make(2, 3), 3.5),
+    ],
+    "inner": [
+        S(make(3, 4), make(2, 4)),
+        S(make(4), make(4)),
+        S(make(2, 3), Z(2.0)),
+        S(make(2, 3), make(4, 2), call=raises(lambda lib, a, b: lib.inner(a, b))),
+    ],
+    "vdot": [
+        S(make(4), make(4)),
+        S(make(4), make(4), call=lambda lib, a, b: a.vdot(b)),
+        S(make(2, 2), make(4), call=raises(lambda lib, a, b: lib.vdot(a, b))),
     ],
 }

@@ -36,7 +36,9 @@ class Node:
         self._released = False
 
     def name(self) -> str:
-        return type(self).__name__
+        n = type(self).__name__
+        # PyTorch's C++-defined nodes (not generated per op) report their namespace
+        return "torch::autograd::" + n if n in _CPP_NODES else n
 
     @property
     def next_functions(self):
@@ -99,6 +101,10 @@ def _type_name(np_dtype) -> str:
 
 
 _node_classes: dict[str, type] = {}
+
+
+_CPP_NODES = frozenset({"NotImplemented", "Error", "DelayedError", "CopyBackwards",
+                         "CopySlices"})
 
 
 def node_class(name: str) -> type:

@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     sorting,
     special,
     spectral,
+    statistics,
     structure,
     torch_linalg,
     vision,

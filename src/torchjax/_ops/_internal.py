@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._registry import function, op
+from ._registry import function, numbered, op
 
 
 @op(tensors=("input",), promote="none", function=False, method=False, grad="ToCopyBackward0",
@@ -29,7 +29,8 @@ def clone(input, *, memory_format=None):
     return jnp.array(input, copy=True)
 
 
-@op(tensors=("input", "value"), promote="none", method=False, inplace=True, needs=())
+@op(tensors=("input", "value"), promote="none", method=False, inplace=True, needs=(),
+    grad=numbered("Fill", {"s": 0, "t": 1}, "value"), inplace_overloads=2)
 def fill(input, value):
     """A tensor shaped like input, filled with value (Tensor.fill_ writes it in place)."""
     return jnp.broadcast_to(jnp.asarray(value).astype(input.dtype), input.shape)

@@ -46,7 +46,13 @@ class OpDef:
     rdunders: tuple[str, ...] = ()  # Tensor.__rop__(self, other) -> name(other, self)
     aliases: tuple[str, ...] = ()
     differentiable: bool = True
-    grad: str | None = None        # grad_fn class name; default <Name>Backward0
+    # grad_fn class name; default <Name>Backward0. PyTorch numbers the nodes of an op's
+    # overloads (PowBackward0 for tensor ** scalar, PowBackward1 for tensor ** tensor): then a
+    # callable grad(**arguments as given) -> name, asked only when a node is recorded.
+    grad: str | Callable | None = None
+    # PyTorch numbers an op's in-place overloads after its out-of-place ones (fill_ with a
+    # scalar is FillBackward2, fill with one FillBackward0): the offset for Tensor.<name>_.
+    inplace_overloads: int = 0
     # Tensor arguments whose values the backward needs (it recomputes the forward inside the
     # backward program, so XLA keeps only what the gradient uses). None: all of them.
     needs: tuple[str, ...] | None = None
@@ -113,6 +119,24 @@ class OpDef:
         """Dynamic parameters in signature order: tensors, the tensor list and scalars."""
         dyn = set(self.tensors) | set(self.scalars) | {self.tensor_list}
         return tuple(p for p in self.signature.parameters if p in dyn)
+
+
+def numbered(stem: str, numbers: dict, *params: str):
+    """grad= for an op whose PyTorch node depends on which arguments are Tensors: numbers maps
+    one letter per parameter in params, "t" (a Tensor) or "s" (a Python scalar or None), to
+    the overload's number, e.g. numbered("Pow", {"ts": 0, "tt": 1, "st": 2}, "input",
+    "exponent")."""
+    def grad(**arguments):
+        kinds = "".join("t" if hasattr(arguments[p], "_data") else "s" for p in params)
+        return f"{stem}Backward{numbers[kinds]}"
+    return grad
+
+
+def by_dim(stem: str):
+    """grad= for reductions: <stem>Backward0 over all elements, <stem>Backward1 with dim."""
+    def grad(dim=None, **_):
+        return f"{stem}Backward{0 if dim is None else 1}"
+    return grad
 
 
 def op(**flags):

@@ -25,7 +25,7 @@ from jax import lax
 from .. import _dtypes
 from .._autograd import grad_mode
 from .._tensor import _TENSOR_TYPE_NAMES, Tensor
-from ._registry import function, op
+from ._registry import function, numbered, op
 
 # Spec placeholders: an index array on the next input dim, and a Python bool (a new dim of
 # size 1 indexed by [0] or by [], as PyTorch does).
@@ -187,7 +187,7 @@ def _take_row(input, index):
 
 
 @op(name="take_along_dim", tensors=("input", "indices"), promote="none", needs=("indices",),
-    function=False, method=False)
+    function=False, method=False, grad="GatherBackward0")
 def _take_along_dim_row(input, indices, dim=None):
     """Values of input at indices along dim, broadcasting the other dims (flat when dim=None)."""
     if dim is None:
@@ -215,7 +215,8 @@ def _dtype_name(dt):
     return _dtypes.from_jax(dt).name
 
 
-@op(tensors=("input", "mask", "value"), promote="none", inplace=True, needs=("mask",))
+@op(tensors=("input", "mask", "value"), promote="none", inplace=True, needs=("mask",),
+    grad=numbered("MaskedFill", {"s": 0, "t": 1}, "value"))
 def masked_fill(input, mask, value):
     """input with value (a number or a 0-d tensor) where mask is True."""
     if mask.dtype != jnp.bool_:

@@ -13,6 +13,11 @@ import jax.numpy as jnp
 
 from .. import _dtypes
 from ._registry import function, op
+from .reduction import _vector_norm
+
+
+def _type_name(dtype):
+    return _dtypes.SCALAR_NAMES[_dtypes.from_jax(dtype).name]
 
 # C++ type names, as PyTorch's "expected m1 and m2 to have the same dtype" message prints them
 _CPP = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -131,10 +136,15 @@ def _check_matmul(a, b):
     _check_bmm_sizes(batch, a.shape[-1], b.shape[-2] if db > 1 else b.shape[0])
 
 
-# PyTorch's grad_fn depends on the case: MmBackward0 for 2-D @ 2-D (kept here), DotBackward0
-# and MvBackward0 for 1-D operands, UnsafeViewBackward0 for most batched ones.
+def _matmul_grad(input, other):
+    # PyTorch routes matmul to a different op per case, and its grad_fn shows which
+    a, b = min(input.ndim, 3), min(other.ndim, 3)
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+            (2, 2): "MmBackward0", (2, 3): "CloneBackward0"}.get((a, b), "UnsafeViewBackward0")
+
+
 @op(tensors=("input", "other"), promote="none", dunders=("__matmul__",),
-    rdunders=("__rmatmul__",), grad="MmBackward0")
+    rdunders=("__rmatmul__",), grad=_matmul_grad)
 def matmul(input, other):
     """Matrix product with NumPy's broadcasting rules for 1-D and batched inputs."""
     _check_matmul(input, other)
@@ -149,6 +159,44 @@ def dot(input, tensor):
                            "tensors")
     _check_dot(input, tensor)
     return jnp.dot(input, tensor)
+
+
+@op(tensors=("input", "other"), promote="none")
+def vdot(input, other):
+    """The dot product of two 1-D tensors, conjugating the first."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"vdot expected both vectors to have same dtype, but found "
+                           f"{_type_name(input.dtype)} and {_type_name(other.dtype)}")
+    if input.shape != other.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
+                           f"src [{other.shape[0]}] to have the same number of elements, but "
+                           "got different sizes")
+    return jnp.vdot(input, other)
+
+
+@op(tensors=("input", "other"))
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast)."""
+    if not jnp.issubdtype(jnp.result_type(input, other), jnp.inexact):
+        raise RuntimeError("dist only supports floating-point dtypes")
+    d = input - other
+    return _vector_norm(d, p, tuple(range(d.ndim)), False)
+
+
+# PyTorch computes inner through tensordot (a 0-d operand: a multiply)
+@op(tensors=("input", "other"), grad=lambda input, other: "MulBackward0"
+    if 0 in (input.ndim, other.ndim) else "ViewBackward0")
+def inner(input, other):
+    """The sum of products over the last dims of input and other."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return jnp.tensordot(input, other, axes=((-1,), (-1,)))
 
 
 @op(tensors=("input", "vec"), promote="none")

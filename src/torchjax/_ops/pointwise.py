@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from .. import _dtypes
 from ._nograd import no_derivative
-from ._registry import function, op
+from ._registry import function, numbered, op
 
 _BIN = ("input", "other")
 
@@ -32,6 +32,22 @@ def _alpha_check(dtype, alpha):
 
 def _type_name(dtype):
     return _dtypes.SCALAR_NAMES[_dtypes.from_jax(dtype).name]
+
+
+# PyTorch numbers these ops' nodes by overload
+_POW_GRAD = numbered("Pow", {"ts": 0, "tt": 1, "st": 2}, "input", "exponent")
+
+
+def _div_grad(input, other, rounding_mode=None, **_):
+    if not hasattr(input, "_data"):
+        return "MulBackward0"  # PyTorch computes scalar / tensor as reciprocal(tensor) * scalar
+    return "DivBackward0" if rounding_mode is None else "DivBackward2"
+
+
+def _clamp_grad(input, min=None, max=None, **_):
+    # clamp(Scalar min, Scalar max) is ClampBackward1; the Tensor overload is ClampBackward0
+    return "ClampBackward0" if hasattr(min, "_data") or hasattr(max, "_data") else \
+        "ClampBackward1"
 
 
 # -- value checks: PyTorch's CPU kernels reject these values, XLA would return garbage ---------
@@ -96,7 +112,8 @@ def sub(input, other, *, alpha=1):
 
 # `2 - x` reaches Tensor.__rsub__(x, 2) == rsub(x, 2): only Python numbers get there, hence
 # torch's name for the scalar overload.
-@op(tensors=_BIN, method=True, dunders=("__rsub__",), needs=(), grad="RsubBackward1")
+@op(tensors=_BIN, method=True, dunders=("__rsub__",), needs=(),
+    grad=numbered("Rsub", {"tt": 0, "ts": 1, "st": 1}, "input", "other"))
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     _alpha_check(input.dtype, alpha)
@@ -115,7 +132,7 @@ def mul(input, other):
 
 
 @op(tensors=_BIN, inplace=True, promote=_true_div_dtype, dunders=("__truediv__",),
-    rdunders=("__rtruediv__",), aliases=("divide",), check=_check_int_divisor)
+    rdunders=("__rtruediv__",), aliases=("divide",), check=_check_int_divisor, grad=_div_grad)
 def div(input, other, *, rounding_mode=None):
     """input / other; rounding_mode "trunc" or "floor" rounds the quotient."""
     if rounding_mode is None:
@@ -153,20 +170,21 @@ def floor_divide(input, other):
 
 
 @op(tensors=_BIN, inplace=True, dunders=("__mod__",), rdunders=("__rmod__",),
-    check=_check_int_divisor)
+    check=_check_int_divisor, grad=numbered("Remainder", {"ts": 0, "tt": 1}, "input", "other"))
 def remainder(input, other):
     """Python-style modulus: the result has the sign of the divisor."""
     return jnp.remainder(input, other)
 
 
-@op(tensors=_BIN, inplace=True, check=_check_int_divisor)
+@op(tensors=_BIN, inplace=True, check=_check_int_divisor,
+    grad=numbered("Fmod", {"ts": 0, "tt": 1}, "input", "other"))
 def fmod(input, other):
     """C-style modulus: the result has the sign of the dividend."""
     return jnp.fmod(input, other)
 
 
 @op(tensors=("input", "exponent"), inplace=True, dunders=("__pow__",),
-    rdunders=("__rpow__",), check=_check_int_power)
+    rdunders=("__rpow__",), check=_check_int_power, grad=_POW_GRAD)
 def pow(input, exponent):
     """input ** exponent."""
     if not jnp.issubdtype(input.dtype, jnp.inexact):
@@ -304,7 +322,7 @@ def relu(input):
 
 # -- rounding ------------------------------------------------------------------------------------
 
-def _rounding(name, f, doc):
+def _rounding(name, f, doc, aliases=()):
     def fn(input):
         if not jnp.issubdtype(input.dtype, jnp.inexact):
             if name == "frac":
@@ -315,12 +333,12 @@ def _rounding(name, f, doc):
 
     fn.__name__ = name
     fn.__doc__ = doc
-    op(name=name, inplace=True, needs=())(fn)
+    op(name=name, inplace=True, needs=(), aliases=aliases)(fn)
 
 
 _rounding("floor", jnp.floor, "Largest integer <= input.")
 _rounding("ceil", jnp.ceil, "Smallest integer >= input.")
-_rounding("trunc", jnp.trunc, "input rounded toward zero.")
+_rounding("trunc", jnp.trunc, "input rounded toward zero.", aliases=("fix",))
 _rounding("frac", lambda x: x - jnp.trunc(x), "input minus its integer part.")
 
 
@@ -364,7 +382,7 @@ def sgn(input):
 
 # -- clamping, selection -------------------------------------------------------------------------
 
-@op(tensors=("input", "min", "max"), inplace=True, aliases=("clip",))
+@op(tensors=("input", "min", "max"), inplace=True, aliases=("clip",), grad=_clamp_grad)
 def clamp(input, min=None, max=None):
     """Clamp into [min, max]; the gradient is 1 at the bounds, as in PyTorch."""
     if min is None and max is None:
@@ -378,12 +396,12 @@ def clamp(input, min=None, max=None):
         input.shape, *(jnp.shape(v) for v in (min, max) if v is not None)))
 
 
-@op(tensors=("input", "min"), inplace=True)
+@op(tensors=("input", "min"), inplace=True, grad=numbered("ClampMin", {"s": 0, "t": 1}, "min"))
 def clamp_min(input, min):
     return jnp.where(input < min, min, input)
 
 
-@op(tensors=("input", "max"), inplace=True)
+@op(tensors=("input", "max"), inplace=True, grad=numbered("ClampMax", {"s": 0, "t": 1}, "max"))
 def clamp_max(input, max):
     return jnp.where(input > max, max, input)
 
@@ -418,7 +436,8 @@ def _lerp_check(input, end, weight):
 
 
 # promote="none": PyTorch requires equal dtypes instead of promoting
-@op(tensors=("input", "end", "weight"), inplace=True, promote="none")
+@op(tensors=("input", "end", "weight"), inplace=True, promote="none",
+    grad=numbered("Lerp", {"s": 0, "t": 1}, "weight"))
 def lerp(input, end, weight):
     """input + weight * (end - input), computed as PyTorch does for weights above 0.5."""
     _lerp_check(input, end, weight)

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes
-from ._registry import function, op
+from ._registry import by_dim, function, op
 
 
 def _dims(dim, ndim):
@@ -70,13 +70,13 @@ def _nonempty(x, axes, name):
 
 # -- sums, means, products ------------------------------------------------------------------
 
-@op(promote="none", needs=())
+@op(promote="none", needs=(), grad=by_dim("Sum"))
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over dim (all dims by default)."""
     return jnp.sum(_acc_dtype(input, dtype), axis=_dims(dim, input.ndim), keepdims=keepdim)
 
 
-@op(promote="none", needs=())
+@op(promote="none", needs=(), grad=by_dim("Mean"))
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over dim; needs a floating or complex input (or a dtype)."""
     if dtype is not None:
@@ -111,7 +111,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return total / jnp.sum(ok, axis=axes, keepdims=keepdim).astype(total.dtype)
 
 
-@op(promote="none", saves=("input", "result"))
+@op(promote="none", saves=("input", "result"), grad=by_dim("Prod"))
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over one dim (all elements by default); exact gradients with zeros."""
     if dim is not None:

@@ -106,6 +106,18 @@ def flatten(input, start_dim=0, end_dim=-1):
     return input.reshape(s[:start] + (math.prod(s[start:end + 1]),) + s[end + 1:])
 
 
+@function()
+def ravel(input):
+    """input flattened to 1-D."""
+    return input.reshape(-1)
+
+
+@function()
+def reshape_as(input, other):
+    """input reshaped to other's shape."""
+    return input.reshape(other.shape)
+
+
 @op(promote="none", needs=(), view=True, grad="ViewBackward0")
 def unflatten(input, dim, sizes):
     """Split dim into the given sizes (one of them may be -1)."""

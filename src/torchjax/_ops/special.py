@@ -10,7 +10,7 @@ import jax.scipy.special as jss
 
 from .. import _dtypes
 from ._nograd import no_derivative as _raising_identity
-from ._registry import function, op
+from ._registry import function, numbered, op
 from .pointwise import _pow, _type_name
 from .pointwise import round as _round
 
@@ -88,9 +88,9 @@ _unary("digamma", _upcast(_digamma), doc="The logarithmic derivative of Gamma.")
 _unary("i0", _upcast(jss.i0), doc="The modified Bessel function of the first kind, order 0.")
 _unary("sinc", jnp.sinc, doc="sin(pi x) / (pi x), 1 at 0.")
 _unary("deg2rad", lambda x: x * jnp.asarray(math.pi / 180, x.dtype),
-       doc="Degrees to radians.")
+       doc="Degrees to radians.", grad="Deg2RadBackward0")
 _unary("rad2deg", lambda x: x * jnp.asarray(180 / math.pi, x.dtype),
-       doc="Radians to degrees.")
+       doc="Radians to degrees.", grad="Rad2DegBackward0")
 
 
 def _trigamma(x):
@@ -196,14 +196,19 @@ _xlogy = _xlogy_like(jnp.log, 0)
 _xlog1py = _xlogy_like(jnp.log1p, -1)
 
 
-@op(tensors=_BIN, promote="float", inplace=True)
+# the scalar overloads number their nodes: xlogy(Scalar, Tensor) 1, xlogy(Tensor, Scalar) 2
+_XLOGY_NUMBERS = {"tt": 0, "st": 1, "ts": 2}
+
+
+@op(tensors=_BIN, promote="float", inplace=True,
+    grad=numbered("Xlogy", _XLOGY_NUMBERS, "input", "other"))
 def xlogy(input, other):
     """input * log(other), 0 where input is 0 (unless other is nan)."""
     return _xlogy(input, other)
 
 
 @op(tensors=_BIN, promote="float", function=False, method=False, namespace="torch.special",
-    grad="SpecialXlog1PyBackward0")
+    grad=numbered("SpecialXlog1Py", _XLOGY_NUMBERS, "input", "other"))
 def special_xlog1py(input, other):
     """input * log1p(other), 0 where input is 0 (unless other is nan)."""
     return _xlog1py(input, other)
@@ -241,7 +246,8 @@ def _copysign_jvp(primals, tangents):
     return out, dx * ratio
 
 
-@op(tensors=_BIN, promote="float", inplace=True)
+@op(tensors=_BIN, promote="float", inplace=True,
+    grad=numbered("Copysign", {"tt": 0, "ts": 1}, "input", "other"))
 def copysign(input, other):
     """|input| with the sign of other."""
     return _copysign(input, other)
@@ -309,7 +315,8 @@ def _float_power_dtype(cd, _kw):
     return _dtypes.complex128 if cd.is_complex else _dtypes.float64
 
 
-@op(tensors=("input", "exponent"), promote=_float_power_dtype, grad="PowBackward1")
+@op(tensors=("input", "exponent"), promote=_float_power_dtype,
+    grad=numbered("Pow", {"ts": 0, "tt": 1, "st": 2}, "input", "exponent"))
 def float_power(input, exponent):
     """input ** exponent computed in double precision (float64 or complex128)."""
     if jnp.issubdtype(input.dtype, jnp.complexfloating):
@@ -658,7 +665,8 @@ def _zeta_q_jvp(primals, tangents):
     return out, dq * (-x * _zeta(x + 1, q)) + dx * jnp.zeros_like(out)
 
 
-@op(tensors=_BIN, promote="float", function=False, method=False, namespace="torch.special")
+@op(tensors=_BIN, promote="float", function=False, method=False, namespace="torch.special",
+    grad=numbered("SpecialZeta", _XLOGY_NUMBERS, "input", "other"))
 def special_zeta(input, other):
     """The Hurwitz zeta function sum((k + other) ** -input for k >= 0)."""
     f = _no_half("zeta_cpu", lambda q, x: _zeta_q(_zeta_x_no_grad(x), q))

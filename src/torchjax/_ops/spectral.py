@@ -124,7 +124,9 @@ def _one(x, n, dim):
 
 # -- one-dimensional ---------------------------------------------------------------------------
 
-@op(grad="FftC2CBackward0", **_FFT)
+# a real input takes PyTorch's real-to-complex kernel (with both halves filled in)
+@op(grad=lambda input, **_: "FftC2CBackward0" if input.is_complex() else "FftR2CBackward0",
+    **_FFT)
 def fft_fft(input, n=None, dim=-1, norm=None):
     """The one-dimensional discrete Fourier transform of input."""
     _check_dtype(input)

@@ -892,7 +892,7 @@ def linalg_cross(input, other, *, dim=-1):
 
 
 @op(tensors=("x", "y"), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="SumBackward1")
+    grad=lambda x, y, **_: "VdotBackward0" if x.ndim == y.ndim == 1 else "SumBackward1")
 def linalg_vecdot(x, y, *, dim=-1):
     """Dot product of vectors along dim (conjugating x), broadcasting the other dims."""
     if not jnp.issubdtype(x.dtype, jnp.inexact):
