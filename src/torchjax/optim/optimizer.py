@@ -1,78 +1,517 @@
-"""Optimizer base: param_groups, state, zero_grad, and one jitted update for all parameters."""
+"""Optimizer base: param_groups, state, hooks, state_dict, and one jitted update per group.
+
+Concrete optimizers describe their update as a pure function of arrays (`_update`); the base
+gathers the parameters that have a gradient, their gradients and state arrays, calls ONE jitted
+function for the whole group with the hyper-parameters as traced scalars (so `g["lr"] = ...`
+takes effect without recompiling), and writes the results back in place.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from copy import deepcopy
+from functools import partial
+from itertools import chain
 
+import jax
+import jax.numpy as jnp
+
+from .. import _dtypes
+from .._autograd.grad_mode import enable_grad, no_grad
 from .._tensor import Tensor
+
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 class _RequiredParameter:
-    def __repr__(self):
+    """Marks a hyper-parameter every param group must set."""
+
+    def __repr__(self) -> str:
         return "<required parameter>"
 
 
 required = _RequiredParameter()
 
 
-class Optimizer:
-    """Holds param_groups (dicts of params and hyper-parameters) and per-parameter state."""
+class _Handle:
+    """torch.utils.hooks.RemovableHandle: removes one hook from its OrderedDict."""
 
-    def __init__(self, params, defaults: dict):
+    _next_id = 0
+
+    def __init__(self, store: OrderedDict):
+        self.id = _Handle._next_id
+        _Handle._next_id += 1
+        self._store = store
+
+    def remove(self) -> None:
+        self._store.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_global_pre_hooks: OrderedDict = OrderedDict()
+_global_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook) -> _Handle:
+    """A pre hook run before every optimizer's step: hook(optimizer, args, kwargs)."""
+    handle = _Handle(_global_pre_hooks)
+    _global_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook) -> _Handle:
+    """A post hook run after every optimizer's step: hook(optimizer, args, kwargs)."""
+    handle = _Handle(_global_post_hooks)
+    _global_post_hooks[handle.id] = hook
+    return handle
+
+
+def _typename(obj) -> str:
+    """torch.typename: 'torch.FloatTensor' for tensors, 'module.Qualname' otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+
+
+def _scalar_dtype():
+    """The dtype PyTorch gives `step` and other scalar state: float64 only under that default."""
+    return jnp.float64 if _dtypes.get_default_dtype() is _dtypes.float64 else jnp.float32
+
+
+def _num(v) -> float:
+    """A hyper-parameter as a Python float (a 1-element tensor lr is allowed, as in PyTorch)."""
+    return float(v)
+
+
+def _check_lr(lr) -> None:
+    """The learning-rate checks every PyTorch optimizer starts with."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_betas_eps_wd(betas, eps, weight_decay) -> None:
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _check_differentiable(differentiable) -> None:
+    # Differentiating through step() would need the update recorded on the autograd tape;
+    # the jitted update runs outside it, so refuse rather than silently drop those gradients.
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported by torchjax.optim")
+
+
+def _check_fused(fused, foreach, differentiable) -> None:
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def cast(scalar, like):
+    """A scalar computed in float64 (as PyTorch's Python-float math) in the dtype of `like`.
+
+    JAX would otherwise promote a float32 array to float64 when it meets a float64 0-d array.
+    """
+    return jnp.asarray(scalar).astype(like.dtype)
+
+
+# -- the jitted group update -----------------------------------------------------------------
+
+def _as_real(x):
+    """PyTorch updates complex parameters through view_as_real: real and imaginary parts
+    are independent coordinates."""
+    return jnp.stack([x.real, x.imag], -1) if jnp.iscomplexobj(x) else x
+
+
+def _like(x, original):
+    if jnp.iscomplexobj(original):
+        return jax.lax.complex(x[..., 0], x[..., 1])
+    return x
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _run(update, options, maximize, hypers, params, grads, states, fresh):
+    real_params = [_as_real(p) for p in params]
+    real_grads = [_as_real(-g if maximize else g) for g in grads]
+    real_states = [{k: _as_real(v) for k, v in s.items()} for s in states]
+    new_params, new_states = update(options, hypers, real_params, real_grads, real_states, fresh)
+    new_params = [_like(n, p).astype(p.dtype) for n, p in zip(new_params, params)]
+    new_states = [{k: _like(v, old[k]).astype(old[k].dtype) for k, v in ns.items()}
+                  for ns, old in zip(new_states, states)]
+    return new_params, new_states
+
+
+def _array(v):
+    return v._data if isinstance(v, Tensor) else jnp.asarray(v)
+
+
+class Optimizer:
+    """Base class of all optimizers: holds param_groups (dicts of params and hyper-parameters)
+    and per-parameter state.
+
+    Subclasses built on the shared jitted step define `_init_state(p, group)` (the lazily
+    created state tensors), `_options(group)` (hashable choices compiled into the update, e.g.
+    amsgrad), `_hypers(group)` (the numeric hyper-parameters, passed traced) and a pure
+    `_update(options, hypers, params, grads, states, fresh)` over lists of arrays.
+    """
+
+    def __init__(self, params, defaults: dict) -> None:
         self.defaults = defaults
-        self.state: dict = defaultdict(dict)
-        self.param_groups: list[dict] = []
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
-        groups = list(params)
-        if len(groups) == 0:
+                            "Tensors or dicts, but got " + _typename(params))
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(groups[0], dict):
-            groups = [{"params": groups}]
-        for g in groups:
-            self.add_param_group(g)
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    # -- pickling and repr ---------------------------------------------------------------------
+
+    def __getstate__(self) -> dict:
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self) -> str:
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    # -- step hooks ----------------------------------------------------------------------------
+
+    @staticmethod
+    def profile_hook_step(func):
+        """Wrap a step function so the global and per-optimizer step hooks run around it."""
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
+            for pre_hook in chain(_global_pre_hooks.values(),
+                                  self._optimizer_step_pre_hooks.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{func} must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+            out = func(*args, **kwargs)
+            for post_hook in chain(self._optimizer_step_post_hooks.values(),
+                                   _global_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+
+        return wrapper
+
+    def _patch_step_function(self) -> None:
+        # As PyTorch: the class's step is wrapped once, when its first instance is made.
+        cls = self.__class__
+        if not getattr(cls.step, "hooked", None):
+            cls.step = self.profile_hook_step(cls.step)
+            cls.step.hooked = True
+
+    def register_step_pre_hook(self, hook) -> _Handle:
+        """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before step()."""
+        handle = _Handle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook) -> _Handle:
+        """hook(optimizer, args, kwargs) -> None, after step()."""
+        handle = _Handle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    def _register(self, store: OrderedDict, hook, prepend: bool) -> _Handle:
+        handle = _Handle(store)
+        store[handle.id] = hook
+        if prepend:
+            store.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False) -> _Handle:
+        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend: bool = False) -> _Handle:
+        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False) -> _Handle:
+        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend: bool = False) -> _Handle:
+        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    # -- state_dict ----------------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        """{"state": {index: per-parameter state}, "param_groups": [{..., "params": [index]}]}.
+
+        As in PyTorch, the per-parameter dicts and tensors are the live ones, not copies.
+        """
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+        mapping: dict[int, int] = {}
+        start = 0
+
+        def pack_group(group: dict) -> dict:
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    @staticmethod
+    def _cast_state_value(param, value, group, key):
+        # `step` keeps its dtype (float32 even for float64 params) unless the group is
+        # capturable or fused; other floating state follows the parameter's dtype.
+        if key == "step":
+            if group.get("capturable", False) or group.get("fused", False):
+                return value.to(dtype=_dtypes.float32, device=param.device)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load state saved by state_dict(); state tensors are cast to their parameter's dtype."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        group_of = {pid: g for g in state_dict["param_groups"] for pid in g["params"]}
+
+        def _cast(param, value, group, key=None):
+            if isinstance(value, Tensor):
+                return self._cast_state_value(param, value, group, key)
+            if isinstance(value, dict):
+                return {k: _cast(param, v, group, k) for k, v in value.items()}
+            if isinstance(value, Iterable) and not isinstance(value, str):
+                return type(value)(_cast(param, v, group) for v in value)
+            return value
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = _cast(id_map[k], v, group_of.get(k, {}))
+            else:
+                state[k] = v
+
+        def update_group(group: dict, new_group: dict) -> dict:
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    # -- gradients and groups ------------------------------------------------------------------
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set every parameter's .grad to None (default) or to zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g._write(jnp.zeros_like(g._data))
+
+    def step(self, closure=None):
+        """Perform a single optimization step (defined by each optimizer)."""
+        raise NotImplementedError
 
     def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own hyper-parameters (defaults fill the rest)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
         else:
             param_group["params"] = list(params)
-        for p in param_group["params"]:
-            if not isinstance(p, Tensor):
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        for param in tensors:
+            if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                f"{type(p).__name__}")
-            if not p.is_leaf:
+                                + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
-        for k, v in self.defaults.items():
-            if v is required and k not in param_group:
-                raise ValueError(f"parameter group didn't specify a value of required "
-                                 f"optimization parameter {k}")
-            param_group.setdefault(k, v)
-        seen = {id(p) for g in self.param_groups for p in g["params"]}
-        if any(id(p) in seen for p in param_group["params"]):
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len(tensors) != len({id(p) for p in tensors}):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if any(id(p) in seen for p in tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for g in self.param_groups:
-            for p in g["params"]:
-                if p._grad is None:
-                    continue
-                if set_to_none:
-                    p._grad = None
+    # -- the shared jitted step ----------------------------------------------------------------
+
+    def _stateful(self, group: dict) -> bool:
+        """Whether the update keeps per-parameter state (SGD without momentum does not)."""
+        return True
+
+    def _options(self, group: dict) -> tuple:
+        return ()
+
+    def _default_step(self, closure):
+        """Run the closure with grad enabled, then one jitted update per param group."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                self._group_step(group)
+        return loss
+
+    def _group_step(self, group: dict) -> None:
+        ps = [p for p in group["params"] if p.grad is not None]
+        if not ps:
+            return
+        states, fresh = [], []
+        if self._stateful(group):
+            for p in ps:
+                st = self.state[p]
+                fresh.append(not st)
+                if not st:
+                    st.update(self._init_state(p, group))
+                states.append(st)
+        else:
+            fresh = [False] * len(ps)
+        arrays = [{k: _array(v) for k, v in st.items()} for st in states] or [{}] * len(ps)
+        new_params, new_states = _run(
+            type(self)._update, self._options(group), bool(group.get("maximize", False)),
+            self._hypers(group), [p._data for p in ps], [p.grad._data for p in ps], arrays,
+            fresh)
+        for p, a in zip(ps, new_params):
+            p._write(a)
+        for st, ns in zip(states, new_states):
+            for k, a in ns.items():
+                if isinstance(st[k], Tensor):
+                    st[k]._data = a
                 else:
-                    p._grad._data = p._grad._data * 0
+                    st[k] = Tensor._wrap(a)
 
-    def step(self, closure=None):
-        raise NotImplementedError
 
-    def __repr__(self) -> str:
-        s = type(self).__name__ + " ("
-        for i, g in enumerate(self.param_groups):
-            s += f"\nParameter Group {i}"
-            for k in sorted(g):
-                if k != "params":
-                    s += f"\n    {k}: {g[k]}"
-        return s + "\n)"
+def zeros_state(p) -> Tensor:
+    """A state buffer of zeros shaped and typed like the parameter."""
+    return Tensor._wrap(jnp.zeros_like(p._data))
+
+
+def full_state(p, value) -> Tensor:
+    """A state buffer filled with `value`; complex parameters get value + value*1j, as PyTorch."""
+    if jnp.iscomplexobj(p._data):
+        value = complex(value, value)
+    return Tensor._wrap(jnp.full_like(p._data, value))
+
+
+def scalar_state(value) -> Tensor:
+    """A 0-d scalar state tensor such as `step` (float32, as PyTorch's non-capturable step)."""
+    return Tensor._wrap(jnp.asarray(value, _scalar_dtype()))
