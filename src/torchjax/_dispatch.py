@@ -752,7 +752,9 @@ def _generate(op: OpDef, kind: str):
     dyn_t = f"({dyn}{',' if dyn else ''})"
     stat_t = f"({stat}{',' if stat else ''})"
     lines = [f"def {op.name}({{params}}):"]
-    if kind == "function" and not op.view and op.out_names is None and not op.returns_list:
+    # PyTorch's nn.functional has no out= arguments
+    if kind == "function" and not op.view and op.out_names is None and not op.returns_list \
+            and op.namespace != "torch.nn.functional":
         parts = parts + (["out=None"] if kwonly else ["*", "out=None"])
         lines += ["    if out is not None:",
                   f"        return _dispatch_out(_prep, {dyn_t}, {stat_t}, out)"]
@@ -819,6 +821,9 @@ def install(namespace: dict, tensor_cls=Tensor):
                 setattr(tensor_cls, "__i" + d[2:], _dunder(prep, False, inplace=True))
         for d in op.rdunders:
             setattr(tensor_cls, d, _dunder(prep, True))
+
+
+make_view, key_stat = _make_view, _key_stat  # for views made outside dispatch (indexing)
 
 
 def namespace_functions(ns: str) -> dict:

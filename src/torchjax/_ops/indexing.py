@@ -25,7 +25,7 @@ from jax import lax
 from .. import _dtypes
 from .._autograd import grad_mode
 from .._tensor import _TENSOR_TYPE_NAMES, Tensor
-from ._registry import function, numbered, op
+from ._registry import OPS, function, numbered, op
 
 # Spec placeholders: an index array on the next input dim, and a Python bool (a new dim of
 # size 1 indexed by [0] or by [], as PyTorch does).
@@ -460,7 +460,7 @@ class _Dispatch:
 
     def __getattr__(self, name):
         from .. import _dispatch
-        for n in ("PREPARED", "dispatch", "dispatch_inplace"):
+        for n in ("PREPARED", "dispatch", "dispatch_inplace", "make_view", "key_stat"):
             setattr(self, n, getattr(_dispatch, n))
         return getattr(self, name)
 
@@ -478,7 +478,25 @@ def _getitem(self, key):
     k = _parse(self, key)
     if k.advanced:
         return _D.dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
+    if k.last == "_select" and all(type(e) is int for e in k.spec) and not (
+            self._requires_grad and grad_mode.STATE.grad_enabled):
+        return _select_ints(self, k.spec)
     return _D.dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
+
+
+_SELECT_INTS: dict = {}
+
+
+def _select_ints(self, spec):
+    """x[i, j, ...] with Python ints and no gradient to record: the ints go to one compiled
+    program per rank as values, where the row would compile once per index (a dataset's
+    x[idx] over an epoch). The result is the same view of x as the row's."""
+    f = _SELECT_INTS.get(len(spec))
+    if f is None:
+        f = _SELECT_INTS[len(spec)] = jax.jit(lambda x, idx: x[tuple(idx)])
+    out = Tensor._wrap(f(self._data, np.asarray(spec, np.int32)))
+    _D.make_view(out, self, ((OPS["_select"], _D.key_stat((spec,))),))
+    return out
 
 
 def _check_value_shape(value_shape, target, advanced):
