@@ -278,7 +278,18 @@ def _sampler(kind, shape, np_dtype):
 
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
+    n = math.prod(shape)
+    if kind in ("uniform", "normal") and 0 < n <= _BUCKETED_UP_TO:
+        # A sampler compiles for seconds, a slice in milliseconds: draw a power-of-two
+        # count and cut it to shape, so building a model compiles one sampler per size
+        # class instead of one per parameter shape.
+        size = max(1024, 1 << (n - 1).bit_length())
+        flat = _sampler(kind, (size,), d.np)(key, offset, a, b)
+        return jax.lax.slice(flat, (0,), (n,)).reshape(shape)
     return _sampler(kind, shape, d.np)(key, offset, a, b)
+
+
+_BUCKETED_UP_TO = 1 << 24
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
