@@ -118,6 +118,7 @@ from ._typeinfo import *  # noqa: E402,F403
 
 from . import autograd, cuda, fft, linalg, nn, optim, special, testing, utils  # noqa: E402,I001
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 
 def numel(input: Tensor) -> int:
