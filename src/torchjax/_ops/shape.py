@@ -431,3 +431,40 @@ def movedim(input, source, destination):
     src = tuple(_dim(d, input.ndim) for d in src)
     dst = tuple(_dim(d, input.ndim) for d in dst)
     return jnp.moveaxis(input, src, dst) if input.ndim else input
+
+
+# -- in-place view ops: self takes the view's shape (t_, transpose_, squeeze_, unsqueeze_) -----
+
+def _inplace_view(name: str, grad: str):
+    def method(self, *args, **kwargs):
+        from .._autograd import grad_mode
+        from .._autograd.node import node_class
+        if self._base is not None or any(r() is not None for r in self._views or ()):
+            # the other views' index maps are defined on self's current layout
+            raise NotImplementedError(f"{name}_() on a view or on a tensor that has views is "
+                                      f"not supported; use x = x.{name}(...) instead")
+        if grad_mode.STATE.grad_enabled and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        out = getattr(self, name)(*args, **kwargs)
+        self._views = None
+        self._data = out._data
+        if out._grad_fn is not None:
+            # PyTorch's node of the in-place overload
+            out._grad_fn.__class__ = node_class(grad if isinstance(grad, str)
+                                                else grad(*args, **kwargs))
+            self._grad_fn, self._output_nr = out._grad_fn, out._output_nr
+        self._counter()[0] += 1
+        return self
+
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place {name}: this tensor takes the new shape."
+    function(name=name + "_", function=False)(method)
+
+
+for _n, _g in (("t", "TBackward1"), ("transpose", "TransposeBackward1"),
+               ("swapaxes", "TransposeBackward1"), ("swapdims", "TransposeBackward1"),
+               ("squeeze", lambda dim=None: "SqueezeBackward3" if dim is None else
+                "SqueezeBackward4" if isinstance(dim, int) else "SqueezeBackward5"),
+               ("unsqueeze", "UnsqueezeBackward1")):
+    _inplace_view(_n, _g)
