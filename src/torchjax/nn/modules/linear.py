@@ -1,22 +1,27 @@
-"""Linear and Identity layers."""
+"""Identity, Linear, Bilinear and LazyLinear (with the LazyModuleMixin of lazy modules), and
+F.bilinear."""
 
 from __future__ import annotations
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
 
+import itertools
 import math
 
 from ... import _creation
+from ..._autograd.grad_mode import no_grad
+from ..._dispatch import call_op
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter, is_lazy
 from .module import Module
 
 
 class Identity(Module):
-    """Returns its input unchanged."""
+    """Returns its input unchanged (any constructor arguments are ignored)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__()
 
     def forward(self, input):
@@ -26,12 +31,14 @@ class Identity(Module):
 class Linear(Module):
     """y = x @ W.T + b, initialised as in PyTorch (kaiming uniform with a=sqrt(5))."""
 
+    __constants__ = ["in_features", "out_features"]
+
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None):
+                 dtype=None) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype,
+        self.weight = Parameter(_creation.empty((out_features, in_features), dtype=dtype,
                                                 device=device))
         if bias:
             self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
@@ -52,3 +59,166 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+def _check_bilinear(input1, input2, weight, bias) -> None:
+    """PyTorch's argument checks for bilinear, in its order."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                           f"{input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {input1.shape[i]} and {input2.shape[i]}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
+    tensors = {"input1": input1, "input2": input2, "weight": weight}
+    if bias is not None:
+        tensors["bias"] = bias
+    if len({t.dtype for t in tensors.values()}) > 1:
+        from ..._inplace_random import _CPP_NAMES  # PyTorch prints the C++ type names here
+        got = ", ".join(f"{k}: {_CPP_NAMES[t.dtype.name]}" for k, t in tensors.items())
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None):
+    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
+    _check_bilinear(input1, input2, weight, bias)
+    out = call_op("einsum", "...i,oij,...j->...o", (input1, weight, input2))
+    return out if bias is None else out + bias
+
+
+# torch.nn.functional.bilinear; nn.functional publishes it from here until its own file does
+if not hasattr(F, "bilinear"):
+    F.bilinear = bilinear
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b, with A of shape (out_features, in1_features, in2_features)."""
+
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_creation.empty((out_features, in1_features, in2_features),
+                                                dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features="
+                             f"{self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyModuleMixin:
+    """Lazy modules: parameters start as UninitializedParameter and get their shapes from the
+    first forward (initialize_parameters), or from a loaded state_dict. After the first
+    forward the module becomes cls_to_become (LazyLinear becomes Linear)."""
+
+    cls_to_become: type | None = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
+        self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters,
+                                                               with_kwargs=True)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        # uninitialized entries are saved as they are (detaching would lose their laziness)
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if is_lazy(param) or keep_vars \
+                    else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if is_lazy(buf) or keep_vars else buf.detach()
+
+    def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                        unexpected_keys, error_msgs):
+        """Give uninitialized entries the shapes of the checkpoint's before they are copied."""
+        for name, param in itertools.chain(self._parameters.items(), self._buffers.items()):
+            key = prefix + name
+            if key in state_dict and param is not None and is_lazy(param):
+                input_param = state_dict[key]
+                if not is_lazy(input_param):
+                    with no_grad():
+                        param.materialize(input_param.shape)
+
+    def initialize_parameters(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"initialize_parameters is not implemented for {self.__class__.__name__}")
+
+    def has_uninitialized_params(self) -> bool:
+        return any(is_lazy(t) for t in itertools.chain(self._parameters.values(),
+                                                       self._buffers.values()))
+
+    def _infer_parameters(self, module, args, kwargs=None):
+        """The forward pre-hook that initializes the parameters, then retires itself."""
+        module.initialize_parameters(*args, **(kwargs or {}))
+        if module.has_uninitialized_params():
+            raise RuntimeError(f"module {self._get_name()} has not been fully initialized")
+        module._initialize_hook.remove()
+        module._load_hook.remove()
+        delattr(module, "_initialize_hook")
+        delattr(module, "_load_hook")
+        if module.cls_to_become is not None:
+            module.__class__ = module.cls_to_become
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is inferred from the first input's last dimension."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:
+            # parameters loaded from a state_dict: in_features is known from the weight
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} "
+                                     "is not equal to in_features from self.weight: "
+                                     f"{self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
