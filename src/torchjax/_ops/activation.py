@@ -1,4 +1,5 @@
-"""Activation rows: softmax / log_softmax and the elementwise activations of nn.functional.
+"""Activation rows: softmax / log_softmax, the elementwise activations of nn.functional, glu,
+prelu and rrelu (whose random slopes torch.rrelu draws before calling the row).
 
 Most of these are public only as torch.nn.functional.<name> (function=False, method=False):
 torchjax.nn.functional picks them up from the table. Gradients at kinks follow PyTorch: 0 at
@@ -14,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtypes
-from ._registry import op
+from ._registry import function, op
 
 _NN = dict(function=False, method=False, namespace="torch.nn.functional")
 
@@ -225,3 +226,114 @@ def hardshrink(input, lambd=0.5):
 def threshold(input, threshold, value):
     """x where x > threshold, value elsewhere."""
     return jnp.where(input > threshold, input, _const(value, input))
+
+
+@op(grad="GluBackward0", **_NN)
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of input along dim."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    _need_float(input, "glu_cpu")
+    d = _wrap_dim(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    a, b = jnp.split(input, 2, axis=d)
+    return a * jax.nn.sigmoid(b)
+
+
+@op(tensors=("input", "weight"), promote="none", grad="PreluKernelBackward0")
+def prelu(input, weight):
+    """x for x > 0, weight * x otherwise, with one weight per channel (dim 1) or one in all."""
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_name(input.dtype)} "
+                           f"and {_type_name(weight.dtype)}")
+    if weight.size != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != weight.size:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.size} and channel size = "
+                               f"{channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    _need_float(input, "prelu_cpu")
+    if weight.size == 1:
+        w = weight.reshape(())
+    else:
+        w = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
+    return jnp.where(input > 0, input, w * input)
+
+
+def _check_rrelu_bounds(lower, upper):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+@op(tensors=("input", "noise"), promote="none", grad="RreluWithNoiseBackward0",
+    function=False, method=False, namespace="torch._C._nn")
+def rrelu_with_noise(input, noise, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """Randomized leaky ReLU: slope `noise` (drawn in [lower, upper]) for x <= 0 in training,
+    the fixed slope (lower + upper) / 2 in evaluation."""
+    _check_rrelu_bounds(lower, upper)
+    if not training:
+        _need_float(input, "leaky_relu_cpu")
+        return jnp.where(input > 0, input, input * _const((lower + upper) / 2, input))
+    _need_float(input, "rrelu_with_noise_out_cpu")
+    return jnp.where(input > 0, input, input * noise.astype(input.dtype))
+
+
+def _rrelu_noise(input, lower, upper, training, generator):
+    """The slopes rrelu_with_noise reads in training (None in evaluation)."""
+    if not training or not input.is_floating_point():
+        return None
+    return input.new_empty(input.shape).uniform_(lower, upper, generator=generator)
+
+
+# PyTorch names the nodes of some in-place forms <Name>Backward1 (they save the result)
+_INPLACE_GRAD = {"leaky_relu": "LeakyReluBackward1", "elu": "EluBackward1",
+                 "selu": "EluBackward1", "celu": "CeluBackward1",
+                 "threshold": "ThresholdBackward1", "rrelu_with_noise": "RreluWithNoiseBackward1"}
+
+
+def call_inplace(name, input, *args):
+    """Row `name` written into input, its grad_fn named as PyTorch names the in-place form."""
+    from .._autograd.node import node_class
+    from .._dispatch import call_op_inplace
+    from ._registry import OPS
+    out = call_op_inplace(name, input, *args)
+    node = out._grad_fn
+    if name in _INPLACE_GRAD and node is not None and type(node).__name__ == OPS[name].grad:
+        node.__class__ = node_class(_INPLACE_GRAD[name])
+    return out
+
+
+@function(name="rrelu", method=False)
+def _rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """torch.rrelu: leaky ReLU with random slopes in [lower, upper] while training."""
+    from .._dispatch import call_op
+    _check_rrelu_bounds(lower, upper)
+    noise = _rrelu_noise(input, lower, upper, training, generator)
+    return call_op("rrelu_with_noise", input, noise, lower, upper, training)
+
+
+@function(name="rrelu_", method=False)
+def _rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """torch.rrelu_: rrelu written into input."""
+    _check_rrelu_bounds(lower, upper)
+    noise = _rrelu_noise(input, lower, upper, training, generator)
+    return call_inplace("rrelu_with_noise", input, noise, lower, upper, training)
+
+
+@function(name="selu_", method=False)
+def _selu_(input):
+    """torch.selu_: selu written into input."""
+    return call_inplace("selu", input)
+
+
+@function(name="celu_", method=False)
+def _celu_(input, alpha=1.0):
+    """torch.celu_: celu written into input."""
+    return call_inplace("celu", input, alpha)
