@@ -21,10 +21,7 @@ SAMPLES: dict = {}
 HALF_SKIP: dict = {}
 # row -> why its grad_fn name is not compared with PyTorch's; a samples file may add its own
 # as GRAD_NAME_SKIP
-GRAD_NAME_SKIP: dict = {
-    # rows being written in parallel at the time of the name check; their samples files take
-    # these over
-    "_rnn": "", "_pad_packed": "", "lstm_cell": "", "l1_loss": "", "linear": ""}
+GRAD_NAME_SKIP: dict = {}
 for _m in pkgutil.iter_modules([str(pathlib.Path(__file__).parent)]):
     if _m.name.startswith("samples_"):
         _mod = importlib.import_module(f"tests.ops.{_m.name}")
