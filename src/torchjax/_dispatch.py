@@ -284,9 +284,9 @@ def _bind_arguments(op: OpDef, f):
 
 
 def _node_cls(prep, dyn, stat, inplace=False):
-    if prep.node_cls is not None:
+    if prep.node_cls is not None and not (inplace and prep.op.inplace_overloads):
         return prep.node_cls
-    name = prep.grad_of(dyn, stat)
+    name = prep.op.grad if prep.grad_of is None else prep.grad_of(dyn, stat)
     if inplace and prep.op.inplace_overloads:
         stem, n = name.rsplit("Backward", 1)
         name = f"{stem}Backward{int(n) + prep.op.inplace_overloads}"

@@ -91,7 +91,7 @@ def silu(input):
     return input * jax.nn.sigmoid(input)
 
 
-@op(grad="LeakyReluBackward0", **_NN)
+@op(grad="LeakyReluBackward0", inplace_overloads=1, **_NN)
 def leaky_relu(input, negative_slope=0.01):
     """x for x > 0, negative_slope * x otherwise (the gradient at 0 is negative_slope)."""
     _need_float(input, "leaky_relu_cpu")
@@ -103,7 +103,7 @@ def _elu(input, alpha, scale, input_scale):
     return jnp.where(input > 0, input * _const(scale, input), neg)
 
 
-@op(grad="EluBackward0", **_NN)
+@op(grad="EluBackward0", inplace_overloads=1, **_NN)
 def elu(input, alpha=1.0):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     _need_float(input, "elu_cpu")
@@ -114,14 +114,14 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-@op(grad="EluBackward0", method=False)
+@op(grad="EluBackward0", method=False, inplace_overloads=1)
 def selu(input):
     """scale * elu(x, alpha) with the self-normalising constants."""
     _need_float(input, "elu_cpu")
     return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-@op(grad="CeluBackward0", method=False)
+@op(grad="CeluBackward0", method=False, inplace_overloads=1)
 def celu(input, alpha=1.0):
     """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
     _need_float(input, "elu_cpu")
@@ -222,7 +222,7 @@ def hardshrink(input, lambd=0.5):
     return jnp.where((input > lam) | (input < -lam), input, _zero(input))
 
 
-@op(grad="ThresholdBackward0", method=False)
+@op(grad="ThresholdBackward0", method=False, inplace_overloads=1)
 def threshold(input, threshold, value):
     """x where x > threshold, value elsewhere."""
     return jnp.where(input > threshold, input, _const(value, input))
@@ -272,7 +272,7 @@ def _check_rrelu_bounds(lower, upper):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
 
 
-@op(tensors=("input", "noise"), promote="none", grad="RreluWithNoiseBackward0",
+@op(tensors=("input", "noise"), promote="none", grad="RreluWithNoiseBackward0", inplace_overloads=1,
     function=False, method=False, namespace="torch._C._nn")
 def rrelu_with_noise(input, noise, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """Randomized leaky ReLU: slope `noise` (drawn in [lower, upper]) for x <= 0 in training,
@@ -292,24 +292,6 @@ def _rrelu_noise(input, lower, upper, training, generator):
     return input.new_empty(input.shape).uniform_(lower, upper, generator=generator)
 
 
-# PyTorch names the nodes of some in-place forms <Name>Backward1 (they save the result)
-_INPLACE_GRAD = {"leaky_relu": "LeakyReluBackward1", "elu": "EluBackward1",
-                 "selu": "EluBackward1", "celu": "CeluBackward1",
-                 "threshold": "ThresholdBackward1", "rrelu_with_noise": "RreluWithNoiseBackward1"}
-
-
-def call_inplace(name, input, *args):
-    """Row `name` written into input, its grad_fn named as PyTorch names the in-place form."""
-    from .._autograd.node import node_class
-    from .._dispatch import call_op_inplace
-    from ._registry import OPS
-    out = call_op_inplace(name, input, *args)
-    node = out._grad_fn
-    if name in _INPLACE_GRAD and node is not None and type(node).__name__ == OPS[name].grad:
-        node.__class__ = node_class(_INPLACE_GRAD[name])
-    return out
-
-
 @function(name="rrelu", method=False)
 def _rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """torch.rrelu: leaky ReLU with random slopes in [lower, upper] while training."""
@@ -319,21 +301,26 @@ def _rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     return call_op("rrelu_with_noise", input, noise, lower, upper, training)
 
 
+def _call_op_inplace(name, *args):
+    from .._dispatch import call_op_inplace
+    return call_op_inplace(name, *args)
+
+
 @function(name="rrelu_", method=False)
 def _rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """torch.rrelu_: rrelu written into input."""
     _check_rrelu_bounds(lower, upper)
     noise = _rrelu_noise(input, lower, upper, training, generator)
-    return call_inplace("rrelu_with_noise", input, noise, lower, upper, training)
+    return _call_op_inplace("rrelu_with_noise", input, noise, lower, upper, training)
 
 
 @function(name="selu_", method=False)
 def _selu_(input):
     """torch.selu_: selu written into input."""
-    return call_inplace("selu", input)
+    return _call_op_inplace("selu", input)
 
 
 @function(name="celu_", method=False)
 def _celu_(input, alpha=1.0):
     """torch.celu_: celu written into input."""
-    return call_inplace("celu", input, alpha)
+    return _call_op_inplace("celu", input, alpha)

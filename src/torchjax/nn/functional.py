@@ -6,9 +6,8 @@ import warnings
 
 from .._autograd import grad_mode as _grad_mode
 from .._dispatch import FUNCTIONS as _F
-from .._dispatch import PREPARED, dispatch_out
+from .._dispatch import PREPARED, call_op_inplace, dispatch_out
 from .._dispatch import namespace_functions as _namespace_functions
-from .._ops.activation import call_inplace
 from .._tensor import Tensor
 
 # Every row of the op table published in torch.nn.functional, under its public name; the
@@ -20,7 +19,7 @@ globals().update(_namespace_functions("torch.nn.functional"))
 def _row_or_inplace(name, inplace, input, *args):
     """The row `name`, written back into input when inplace (F.relu(x, inplace=True))."""
     if inplace:
-        return call_inplace(name, input, *args)
+        return call_op_inplace(name, input, *args)
     return _F[name](input, *args)
 
 
