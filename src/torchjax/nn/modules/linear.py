@@ -10,8 +10,6 @@ import math
 
 from ... import _creation
 from ..._autograd.grad_mode import no_grad
-from ..._dispatch import call_op
-from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter, is_lazy
@@ -61,43 +59,6 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-def _check_bilinear(input1, input2, weight, bias) -> None:
-    """PyTorch's argument checks for bilinear, in its order."""
-    if input1.dim() != input2.dim():
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
-                           f"{input2.dim()}")
-    for i in range(input1.dim() - 1):
-        if input1.shape[i] != input2.shape[i]:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
-                               f"got {input1.shape[i]} and {input2.shape[i]}")
-    if input1.shape[-1] != weight.shape[1]:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
-                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
-    if input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
-                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
-    if bias is not None and bias.shape[0] != weight.shape[0]:
-        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
-                           f"{bias.shape[0]} but expected {weight.shape[0]}")
-    tensors = {"input1": input1, "input2": input2, "weight": weight}
-    if bias is not None:
-        tensors["bias"] = bias
-    if len({t.dtype for t in tensors.values()}) > 1:
-        from ..._inplace_random import _CPP_NAMES  # PyTorch prints the C++ type names here
-        got = ", ".join(f"{k}: {_CPP_NAMES[t.dtype.name]}" for k, t in tensors.items())
-        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
-
-
-def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None):
-    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
-    _check_bilinear(input1, input2, weight, bias)
-    out = call_op("einsum", "...i,oij,...j->...o", (input1, weight, input2))
-    return out if bias is None else out + bias
-
-
-# torch.nn.functional.bilinear; nn.functional publishes it from here until its own file does
-if not hasattr(F, "bilinear"):
-    F.bilinear = bilinear
 
 
 class Bilinear(Module):
