@@ -109,7 +109,8 @@ SAMPLES = {
         S(make(2, 3, 4), make(3, 2), call=_setitem((0, slice(None), [1, 3]))),
         S(make(2, 3, 4), make(2), call=_setitem((slice(None), 1, [0, 2]))),
         S(make(3, 4), make(3, 1, 1), call=_setitem((Ellipsis, None, slice(1, 3)))),
-        S(make(3, 4), make(3, 4, dtype="float64"), call=_setitem(slice(None)), desc="cast"),
+        S(make(3, 4), make(3, 4, dtype="float64"), call=_setitem(slice(None)), desc="cast",
+          grad_name=False),  # PyTorch: CopyBackwards for a dtype-changing copy
         S(make(3, 4), 2.5, call=_setitem((1, slice(None, 2)))),
         S(make(3, 4, dtype="int64", low=-9, high=9), 2.7, call=_setitem(0), grad=False),
     ],

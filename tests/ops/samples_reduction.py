@@ -43,6 +43,8 @@ def _common(x=None, x3=None):
     ]
 
 
+GRAD_NAME_SKIP = {"norm": "matrix orders ('nuc', 2) take linalg_matrix_norm's paths"}
+
 SAMPLES = {
     # -- sums, means, products ---------------------------------------------------------------
     "sum": _common() + [

@@ -45,7 +45,7 @@ SAMPLES = {
     "sort": [
         S(make(5)), S(X34), S(X34, 0), S(X34, -2, True), S(X234, 1, descending=True),
         S(make()), S(make(), 0), S(make(), -1, True), S(X34, stable=True),
-        S(X34, dim=0, descending=True, stable=True), S(X34, stable=None),
+        S(X34, dim=0, descending=True, stable=True), S(X34, stable=None, grad_name=False),
         S(X234, call=lambda lib, t: t.sort(1, True)),
         S(X34, call=lambda lib, t: t.sort(stable=True, dim=0)),
         S(NANS, grad=False, desc="NaN last"), S(NANS, -1, True, grad=False, desc="NaN first"),

@@ -58,7 +58,8 @@ def _eigh_sign_free(res):
 
 
 # PyTorch builds these from other ops, and the last of those names the node
-GRAD_NAME_SKIP = {"linalg_matrix_norm": "ord 1 / inf end in AmaxBackward0, nuc in SumBackward1",
+GRAD_NAME_SKIP = {"linalg_norm": "matrix orders take linalg_matrix_norm's paths",
+                  "linalg_matrix_norm": "ord 1 / inf end in AmaxBackward0, nuc in SumBackward1",
                   "linalg_matrix_power": "n=1 is CloneBackward0, batched n>1 UnsafeView",
                   "_chain_matmul": "two matrices are ViewBackward0, more CloneBackward0"}
 

@@ -75,7 +75,7 @@ def conj(input):
     return jnp.conj(input) if _is_complex(input) else input
 
 
-@op(promote="none", inplace=True, needs=())
+@op(promote="none", inplace=True, needs=(), inplace_overloads=1)
 def conj_physical(input):
     """The complex conjugate, materialised (input itself for a non-complex tensor)."""
     return jnp.conj(input) if _is_complex(input) else input

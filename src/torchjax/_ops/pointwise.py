@@ -342,7 +342,8 @@ _rounding("trunc", jnp.trunc, "input rounded toward zero.", aliases=("fix",))
 _rounding("frac", lambda x: x - jnp.trunc(x), "input minus its integer part.")
 
 
-@op(inplace=True, needs=())
+@op(inplace=True, needs=(),
+    grad=lambda decimals=0, **_: "RoundBackward0" if decimals == 0 else "RoundBackward1")
 def round(input, *, decimals=0):
     """Round half to even, optionally to a number of decimals."""
     if not jnp.issubdtype(input.dtype, jnp.inexact):

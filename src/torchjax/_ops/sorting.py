@@ -56,7 +56,9 @@ def _check_stable(stable, name):
         raise TypeError(f"{name}(): argument 'stable' must be bool, not {type(stable).__name__}")
 
 
-@op(promote="none", out_names=("values", "indices"), saves=())
+# passing stable (any value but the default) selects PyTorch's sort.stable overload
+@op(promote="none", out_names=("values", "indices"), saves=(),
+    grad=lambda stable=False, **_: "SortBackward0" if stable is False else "SortBackward1")
 def sort(input, dim=-1, descending=False, *, stable=False):
     """Sort along dim (stably); returns (values, indices)."""
     _check_stable(stable, "sort")

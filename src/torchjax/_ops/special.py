@@ -138,7 +138,7 @@ def _polygamma_impl(n, x):
     return f(x)
 
 
-@op(tensors=("input",), promote="float", method=False)
+@op(tensors=("input",), promote="float", method=False, inplace_overloads=1)
 def polygamma(n, input):
     """The n-th derivative of digamma."""
     if n < 0:
