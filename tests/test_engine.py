@@ -139,3 +139,12 @@ def test_result_rule_rows_in_place_and_out_of_place(name):
             (y.sum() + (z * z).sum()).backward()
             res.append(t.grad.numpy())
         np.testing.assert_allclose(res[1], res[0], rtol=2e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_compile_cache_key_sees_types_inside_tuples():
+    # (2,) and (2.0,) hash alike; a row compiled for one must not serve the other
+    from torchjax import _dispatch
+    prep = _dispatch.PREPARED["sum"]
+    a = _dispatch._fwd_for(prep, ((0,), False, None), None)
+    b = _dispatch._fwd_for(prep, ((False,), False, None), None)
+    assert a is not b

@@ -124,19 +124,28 @@ def _make_pure(prep: _Prepared, stat: tuple, cd, out_cast):
 def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
     # the types are part of the key because True == 1 and hash alike, yet std(x, 1) (a dim)
     # and std(x, True) (unbiased) are different calls
-    key = (stat, tuple(map(type, stat)), cd, out_cast)
+    key = (stat, _types(stat), cd, out_cast)
     try:
         return prep.fwd[key]
     except KeyError:
         pass
     except TypeError:  # an unhashable static argument (a list): normalise to tuples
         stat = _hashable(stat)
-        key = (stat, tuple(map(type, stat)), cd, out_cast)
+        key = (stat, _types(stat), cd, out_cast)
         f = prep.fwd.get(key)
         if f is not None:
             return f
     f = prep.fwd[key] = jax.jit(_make_pure(prep, stat, cd, out_cast))
     return f
+
+
+def _types(stat):
+    """The types of the static arguments, inside tuples too ((5,) and (5.0,) are equal keys
+    but may compile differently, e.g. a pooling stride)."""
+    types = tuple(map(type, stat))
+    if tuple in types:
+        return tuple(_types(v) if type(v) is tuple else k for v, k in zip(stat, types))
+    return types
 
 
 def _hashable(v):
