@@ -14,11 +14,10 @@ the ratio is the median of the per-round ratios.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import torch
+from bench_eager import interleaved  # same interleaved rounds and per-round ratios
 
 import torchjax
 
@@ -54,24 +53,6 @@ def make_step(lib, build, x_np, y_np):
     def run():
         return float(step().item())  # .item() waits for the step, in both libraries
     return run
-
-
-def interleaved(fns: dict, number: int, rounds: int):
-    for f in fns.values():
-        for _ in range(3):
-            f()
-    times = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(number):
-                f()
-            times[k].append((time.perf_counter() - t0) / number)
-    first = next(iter(fns))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    ratio = {k: statistics.median(a / b for a, b in zip(v, times[first]))
-             for k, v in times.items()}
-    return med, ratio
 
 
 def bench(name, build, x_np, y_np, number, rounds):
