@@ -1,6 +1,45 @@
-"""Test-session setup: compile fast. The suite compiles thousands of small XLA programs, and
-XLA's backend optimisations cost more compile time than they save on inputs this small."""
+"""Test-session setup: compile fast, and keep a long-lived test worker within the kernel's limits.
+
+The suite compiles thousands of small XLA programs, and XLA's backend optimisations cost more
+compile time than they save on inputs this small.
+
+Every compiled CPU executable keeps about three memory mappings alive for as long as a jit
+cache holds it. One xdist worker compiles tens of thousands of programs, and Linux refuses
+new mappings past vm.max_map_count (65530 by default): LLVM then crashes the worker inside a
+compile. So when a worker's mappings pass a threshold, the compile caches are dropped (the
+programs recompile on next use); this also keeps each worker's memory bounded.
+"""
+
+import gc
+import os
 
 import jax
+import pytest
 
 jax.config.update("jax_disable_most_optimizations", True)
+
+_MAPS = "/proc/self/maps"
+
+
+def _max_maps() -> int:
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read())
+    except OSError:
+        return 65530
+
+
+_LIMIT = _max_maps() // 2
+
+
+def _mappings() -> int:
+    with open(_MAPS, "rb") as f:
+        return f.read().count(b"\n")
+
+
+@pytest.fixture(autouse=True)
+def _bounded_compile_caches():
+    yield
+    if os.path.exists(_MAPS) and _mappings() > _LIMIT:
+        jax.clear_caches()
+        gc.collect()

@@ -328,7 +328,7 @@ def test_register_hook_replaces_gradient():
     np.testing.assert_allclose(a, b)
 
 
-def test_create_graph_is_a_clear_error():
-    x = torchjax.tensor(1.0, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="create_graph"):
-        (x * x).backward(create_graph=True)
+def test_backward_create_graph_leaves_a_differentiable_grad():
+    x = torchjax.tensor(1.5, requires_grad=True)
+    (x * x * x).backward(create_graph=True)
+    assert x.grad.requires_grad and x.grad.item() == 3 * 1.5 ** 2

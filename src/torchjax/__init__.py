@@ -61,6 +61,10 @@ from . import (
     _dispatch,  # noqa: E402
     _ops,  # noqa: E402  (registers the op table)
 )
+from ._autograd.anomaly import (  # noqa: E402
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+)
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -116,7 +120,7 @@ _inplace_random.install()
 from ._sampling import *  # noqa: E402,F403
 from ._typeinfo import *  # noqa: E402,F403
 
-from . import autograd, cuda, fft, linalg, nn, optim, special, testing, utils  # noqa: E402,I001
+from . import autograd, cuda, fft, interop, linalg, nn, optim, special, testing, utils  # noqa: E402,I001
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

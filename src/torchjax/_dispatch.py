@@ -21,12 +21,16 @@ import numpy as np
 
 from . import _dtypes
 from ._autograd import grad_mode
+from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
 from ._ops._registry import OPS, OpDef
 from ._tensor import Tensor
 from ._view_grad import record_copy_slices, regenerate_views, run_spec
 
 _STATE = grad_mode.STATE
+# torchjax.utils.checkpoint sets this to a callable while it discovers which tensors a
+# region reads: called with each op's dynamic arguments before the op runs
+CAPTURE = None
 _SCALARS = (bool, int, float, complex, np.number, np.bool_)
 _INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64,
                                              jnp.complex64, jnp.complex128))
@@ -304,6 +308,8 @@ def _node_cls(prep, dyn, stat, inplace=False):
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
+    if CAPTURE is not None:
+        CAPTURE(dyn)
     if prep.check is not None:
         prep.check(dyn, stat)
     got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
@@ -443,6 +449,8 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
         vc = t._vc = [0]
         versions.append((vc, 0, out.aval))
     node._versions = tuple(versions)
+    if _SAVED_HOOKS.stack and node._has_saved:
+        _pack_saved(node, dyn, t, _from_result(prep, cd))
     return t
 
 
@@ -493,7 +501,22 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
         r = result if isinstance(result, Tensor) else result[0]
         versions.append((r._counter(), r._version, _describe(r)))
     node._versions = tuple(versions)
+    if _SAVED_HOOKS.stack and node._has_saved:
+        _pack_saved(node, dyn, result, _from_result(prep, cd))
     return result
+
+
+def _pack_saved(node, dyn, result, from_result):
+    """saved_tensors_hooks: hand each tensor the node saves to the active pack hook."""
+    if from_result:
+        tensors = (result,)
+    else:
+        tensors = tuple(v if isinstance(v, Tensor) else tuple(v) if isinstance(v, (list, tuple))
+                        and all(isinstance(x, Tensor) for x in v) else None for v in dyn)
+    node._saved = _saved_hooks.pack(node._saved, tensors)
+
+
+_SAVED_HOOKS = _saved_hooks.STATE
 
 
 # -- backward specs --------------------------------------------------------------------------
@@ -526,14 +549,17 @@ def _from_result(prep, cd) -> bool:
 class BackwardSpec:
     """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
 
-    __slots__ = ("pure", "jit", "edge_of", "n_edges")
+    # slots: per gradient, where its input sits in the saved tuple and its edge (create_graph)
+    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots")
 
     def __init__(self, prep, stat, cd, out_cast, diff, unsaved, n_edges):
         fwd = _make_pure(prep, stat, cd, out_cast)
         self.n_edges = n_edges
         self.edge_of = _edge_index(prep, diff, n_edges)
+        self.slots = tuple((i, j, e) for (i, j), e in zip(diff, self.edge_of))
         if _from_result(prep, cd):
             rule = prep.result_grad
+            self.slots = ((0, -1, -1),)  # the saved result, reached through the node itself
             self.pure = lambda saved, cts: (rule(saved[0], cts[0]),)
             self.jit = jax.jit(self.pure)
             return
@@ -618,6 +644,8 @@ def _edge_index(prep, diff, n_edges):
 
 def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     """Tensor.<op>_: compute as the out-of-place op, cast to self's dtype, write in place."""
+    if CAPTURE is not None:
+        CAPTURE(dyn)
     self = dyn[0]
     if not isinstance(self, Tensor):
         raise TypeError(f"{prep.op.name}_(): self must be a Tensor")

@@ -193,6 +193,14 @@ class Tensor:
         return self._grad_fn is None
 
     @property
+    def output_nr(self) -> int:
+        """Which output of its grad_fn this tensor is (0 for leaves)."""
+        return self._output_nr
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
     def requires_grad(self) -> bool:
         return self._requires_grad
 
@@ -258,13 +266,9 @@ class Tensor:
     def retains_grad(self) -> bool:
         return self._retains_grad
 
-    def _accumulate_grad(self, ct) -> None:
-        """Add a gradient array into .grad (the AccumulateGrad / retain_grad step)."""
-        if self._hooks:
-            for hook in self._hooks:
-                res = hook(Tensor._wrap(ct))
-                if res is not None:
-                    ct = res._data
+    def _store_grad(self, ct) -> None:
+        """Add a gradient array into .grad (AccumulateGrad, retain_grad, backward(inputs=)),
+        then run the post-accumulate hooks; the engine has already run the tensor hooks."""
         g = self._grad
         if g is None:
             self._grad = Tensor._wrap(ct)
@@ -272,22 +276,38 @@ class Tensor:
             from ._autograd.engine import _add
             g._data = _add(g._data, ct)
             g._counter()[0] += 1
-        if self._post_acc_hooks:
+        self._post_accumulate()
+
+    def _store_grad_graph(self, ct: Tensor) -> None:
+        """_store_grad for create_graph=True: .grad keeps the graph of its computation."""
+        g = self._grad
+        self._grad = ct if g is None else g + ct
+        self._post_accumulate()
+
+    def _post_accumulate(self) -> None:
+        if self._post_acc_hooks and self._grad_fn is None:
             for hook in self._post_acc_hooks:
                 hook(self)
 
     def register_hook(self, hook):
-        """Call hook(grad) when this tensor's gradient is computed; it may return a new grad."""
+        """Call hook(grad) when this tensor's gradient is computed; it may return a new grad.
+
+        On a non-leaf the hook belongs to the current grad_fn's output (as in PyTorch: after an
+        in-place op, hooks registered before it see the gradient of the old value)."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None and not self._retains_grad:
-            self.retain_grad()
-            self._retains_grad = False  # hooks do not populate .grad by themselves
-        if self._hooks is None:
-            self._hooks = []
-        self._hooks.append(hook)
         from ._autograd.node import _RemovableHandle
-        return _RemovableHandle(self._hooks, hook)
+        node = self._grad_fn
+        if node is None:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            return _RemovableHandle(self._hooks, hook)
+        if node._tensor_hooks is None:
+            node._tensor_hooks = {}
+        hooks = node._tensor_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         if self._grad_fn is not None:

@@ -36,11 +36,12 @@ class FunctionSpec:
     engine expects of a node's spec (pure, jit, edge_of, run). `unsaved` lists positions
     whose values the gradient does not read: (position, shape, dtype), zeros stand in."""
 
-    __slots__ = ("pure", "jit", "edge_of", "n_edges")
+    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots")
 
     def __init__(self, fn, diff: tuple, unsaved: tuple, n_edges: int):
         self.edge_of = diff
         self.n_edges = n_edges
+        self.slots = tuple((i, -1, i) for i in diff)
 
         def pure(saved, cts):
             args = list(saved)

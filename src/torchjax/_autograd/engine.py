@@ -12,7 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from . import anomaly
 from .node import AccumulateGrad
+from .saved_hooks import Packed
 
 _add = jax.jit(lambda a, b: a + b)
 
@@ -33,11 +35,6 @@ _seen: dict = {}
 _FUSE_AFTER = 2        # fuse a structure the second time it is seen
 _FUSE_MAX_NODES = 2000  # larger graphs stay node by node (compile time grows with size)
 _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays flat
-
-
-def _accumulate(buf: list, i: int, g):
-    prev = buf[i]
-    buf[i] = g if prev is None else _add(prev, g)
 
 
 def _plan(roots):
@@ -81,56 +78,142 @@ def _plan(roots):
     return order
 
 
+def _prune(order, targets):
+    """With targets (autograd.grad, backward(inputs=)), PyTorch runs only the nodes on a path
+    to one: the order keeps those, and the set says which must run their backward (a target
+    with nothing needed below it only receives its gradient)."""
+    wanted = {node for node, _ in targets}
+    runs = set()
+    for node in reversed(order):  # children before their users
+        for e in node._edges:
+            if e is not None and (e[0] in runs or e[0] in wanted):
+                runs.add(node)
+                break
+    return [n for n in order if n in runs or n in wanted], runs
+
+
 def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     """Propagate `root_grads` from `roots` [(node, output_nr)] back through the graph.
 
-    Leaves get their gradient through AccumulateGrad.variable._accumulate_grad(array).
+    Leaves get their gradient through AccumulateGrad.variable._store_grad(array).
     With `targets` (a dict from (node, output_nr) to a callback), only those receive a
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
-    if targets is None and _run_fused(roots, root_grads, retain_graph):
+    if targets is None and not anomaly.STATE.enabled and _run_fused(roots, root_grads,
+                                                                      retain_graph):
         return
-    _run_nodes(_plan(roots), roots, root_grads, retain_graph, targets)
+    run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
 
-def _run_nodes(order, roots, root_grads, retain_graph, targets):
+def planned(roots, targets):
+    """The visiting order, and (with targets) the nodes whose backward must run."""
+    order = _plan(roots)
+    if targets is None:
+        return order, None
+    return _prune(order, targets)
+
+
+class Arrays:
+    """How run_nodes handles gradients in a plain backward: jax arrays, nothing recorded."""
+
+    @staticmethod
+    def root(g):
+        return jnp.ones_like(g.output) if g.__class__ is Ones else g
+
+    add = staticmethod(_add)
+
+    @staticmethod
+    def apply(node, cts, retain_graph):
+        return node.apply(cts, retain_graph)
+
+    @staticmethod
+    def store(tensor, g):
+        tensor._store_grad(g)
+
+    @staticmethod
+    def to_tensor(g):
+        from .._tensor import Tensor
+        return None if g is None else Tensor._wrap(g)
+
+    @staticmethod
+    def from_tensor(t):
+        return None if t is None else t._data
+
+
+ARRAYS = Arrays
+
+
+def _tensor_hooks(mode, hooks, ct):
+    """A tensor's register_hook hooks, in order, each seeing (and maybe replacing) the grad."""
+    for hook in hooks:
+        res = hook(mode.to_tensor(ct))
+        if res is not None:
+            new = mode.from_tensor(res)
+            name = getattr(hook, "__name__", repr(hook))
+            if new.shape != ct.shape:
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
+            if new.dtype != ct.dtype:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                                   f"{mode.to_tensor(ct).type()} got {res.type()})")
+            ct = new
+    return ct
+
+
+def _node_hooks(mode, hooks, *args):
+    """Run grad_fn hooks with tuples of Tensors; the last non-None result replaces args[0]."""
+    first = args[0]
+    for hook in hooks:
+        res = hook(*(tuple(mode.to_tensor(g) for g in a) for a in (first,) + args[1:]))
+        if res is not None:
+            first = [mode.from_tensor(r) for r in res]
+    return first
+
+
+def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
+    """The node-by-node backward, in PyTorch's hook order: tensor hooks, captured gradients,
+    retained .grad, grad_fn pre-hooks, the backward, grad_fn post-hooks. `mode` says what a
+    gradient is (Arrays here; Tensors recorded on the tape for create_graph)."""
+    order, runs = plan
     buffers: dict = {}
+    add = mode.add
     for (node, nr), g in zip(roots, root_grads):
-        if g.__class__ is Ones:
-            g = jnp.ones_like(g.output)
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
-        _accumulate(buf, nr, g)
+        g = mode.root(g)
+        buf[nr] = g if buf[nr] is None else add(buf[nr], g)
     for node in order:
         cts = buffers.pop(node, None) or [None] * node._n_out
+        if type(node) is AccumulateGrad:
+            _leaf(mode, node, cts[0], targets)
+            continue
+        if node._tensor_hooks is not None:
+            for nr, hooks in node._tensor_hooks.items():
+                if hooks and cts[nr] is not None:
+                    cts[nr] = _tensor_hooks(mode, hooks, cts[nr])
         if targets is not None:
             for nr, ct in enumerate(cts):
                 cb = targets.get((node, nr))
                 if cb is not None and ct is not None:
                     cb(ct)
-        if type(node) is AccumulateGrad:
-            if targets is None and cts[0] is not None:
-                node.variable._accumulate_grad(cts[0])
+        if runs is not None and node not in runs:
             continue
         if node._retained is not None:
             for nr, ref in node._retained.items():
                 t = ref()
                 if t is not None and cts[nr] is not None:
-                    t._accumulate_grad(cts[nr])
+                    mode.store(t, cts[nr])
         if node._pre_hooks:
-            for hook in node._pre_hooks:
-                res = hook(cts)
-                if res is not None:
-                    cts = list(res)
+            cts = list(_node_hooks(mode, node._pre_hooks, cts))
         edges = node._edges
         if all(c is None for c in cts):
             grads = (None,) * len(edges)
+        elif anomaly.STATE.enabled:
+            grads = apply_checked(mode, node, cts, retain_graph)
         else:
-            grads = node.apply(cts, retain_graph)
+            grads = mode.apply(node, cts, retain_graph)
         if node._hooks:
-            for hook in node._hooks:
-                hook(grads, cts)
+            grads = _node_hooks(mode, node._hooks, grads, cts)
         for e, g in zip(edges, grads):
             if e is None or g is None:
                 continue
@@ -138,7 +221,37 @@ def _run_nodes(order, roots, root_grads, retain_graph, targets):
             buf = buffers.get(child)
             if buf is None:
                 buf = buffers[child] = [None] * child._n_out
-            _accumulate(buf, nr, g)
+            buf[nr] = g if buf[nr] is None else add(buf[nr], g)
+
+
+def _leaf(mode, node, ct, targets):
+    """A leaf's AccumulateGrad: tensor hooks, capture, node pre-hooks, .grad, post-hooks."""
+    if ct is None:
+        return
+    v = node.variable
+    if v._hooks:
+        ct = _tensor_hooks(mode, v._hooks, ct)
+    if targets is not None:
+        cb = targets.get((node, 0))
+        if cb is not None:
+            cb(ct)
+        return
+    if node._pre_hooks:
+        ct = _node_hooks(mode, node._pre_hooks, [ct])[0]
+    mode.store(v, ct)
+    if node._hooks:
+        _node_hooks(mode, node._hooks, [], [ct])
+
+
+def apply_checked(mode, node, cts, retain_graph):
+    """node's backward under anomaly mode: name the forward line of a failing node."""
+    try:
+        grads = mode.apply(node, cts, retain_graph)
+    except Exception:
+        anomaly.warn_forward_stack(node)
+        raise
+    anomaly.check_grads(node, grads)
+    return grads
 
 
 def _structure(roots):
@@ -161,12 +274,12 @@ def _structure(roots):
         i += 1
         if type(n) is AccumulateGrad:
             v = n.variable
-            if v._hooks or v._post_acc_hooks:
+            if v._hooks or v._post_acc_hooks or n._hooks or n._pre_hooks:
                 return None, None, None
             parts.append(None)
             continue
         if (n._spec is None or n._retained is not None or n._hooks or n._pre_hooks
-                or n._released):
+                or n._tensor_hooks is not None or n._released or n._saved.__class__ is Packed):
             return None, None, None
         edges = []
         for e in n._edges:
@@ -217,7 +330,7 @@ def _run_fused(roots, root_grads, retain_graph) -> bool:
                 n.release()
     for n, g in zip(leaves, leaf_grads):
         if g is not None:
-            n.variable._accumulate_grad(g)
+            n.variable._store_grad(g)
     return True
 
 

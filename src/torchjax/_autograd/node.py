@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import weakref
 
+from . import anomaly
+from .saved_hooks import Packed
+
 RELEASED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -21,7 +24,8 @@ class Node:
     """Base class of every grad_fn; subclasses are named like PyTorch's (MulBackward0, ...)."""
 
     __slots__ = ("_spec", "_saved", "_edges", "_versions", "_n_out", "_retained",
-                 "_pre_hooks", "_hooks", "_has_saved", "_released", "__weakref__")
+                 "_pre_hooks", "_hooks", "_tensor_hooks", "_has_saved", "_released",
+                 "__weakref__")
 
     def __init__(self, spec, saved, edges, versions, n_out=1, has_saved=True):
         self._spec = spec          # BackwardSpec: the jitted and pure backward functions
@@ -32,8 +36,11 @@ class Node:
         self._retained = None      # {output_nr: weakref(tensor)} for retain_grad()
         self._pre_hooks = None
         self._hooks = None
+        self._tensor_hooks = None  # {output_nr: [hook]}: register_hook on a non-leaf output
         self._has_saved = has_saved
         self._released = False
+        if anomaly.STATE.enabled:
+            anomaly.remember(self)
 
     def name(self) -> str:
         n = type(self).__name__
@@ -69,10 +76,26 @@ class Node:
     def apply(self, cts, retain_graph: bool):
         """Input cotangents (one per edge, None where no gradient flows) for output cotangents."""
         self.check_saved()
-        grads = self._spec.run(self._saved, cts)
+        grads = self._spec.run(self.saved_values(), cts)
         if not retain_graph:
             self.release()
         return grads
+
+    def saved_values(self) -> tuple:
+        """The saved tuple, through the unpack hook when it was packed (saved_tensors_hooks)."""
+        saved = self._saved
+        return saved.values() if saved.__class__ is Packed else saved
+
+    def apply_graph(self, cts):
+        """create_graph=True: input gradients as Tensors whose computation is itself recorded
+        (cts holds a Tensor or None per output)."""
+        if self._spec is not None:
+            from .._jax_node import apply_graph
+            return apply_graph(self, cts)
+        # a node with a hand-written backward: its gradients are constants of the new graph
+        from .._tensor import Tensor
+        grads = self.apply([None if c is None else c._data for c in cts], retain_graph=True)
+        return [None if g is None else Tensor._wrap(g) for g in grads]
 
     def release(self):
         if self._has_saved:

@@ -479,9 +479,15 @@ def _getitem(self, key):
     if k.advanced:
         return _D.dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
     if k.last == "_select" and all(type(e) is int for e in k.spec) and not (
-            self._requires_grad and grad_mode.STATE.grad_enabled):
+            self._requires_grad and (grad_mode.STATE.grad_enabled or _capturing())):
         return _select_ints(self, k.spec)
     return _D.dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
+
+
+def _capturing() -> bool:
+    """Whether torchjax.utils.checkpoint is watching the tensors ops read (dispatch sees them)."""
+    from .. import _dispatch
+    return _dispatch.CAPTURE is not None
 
 
 _SELECT_INTS: dict = {}

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 
+from .._autograd.anomaly import detect_anomaly, set_detect_anomaly
 from .._autograd.engine import Ones, run_backward
 from .._autograd.grad_mode import (
     enable_grad,
@@ -14,10 +17,13 @@ from .._autograd.grad_mode import (
 )
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
+from . import graph
 from .function import Function, FunctionCtx
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "Node", "Function", "FunctionCtx"]
+           "is_grad_enabled", "Node", "Function", "FunctionCtx", "detect_anomaly",
+           "set_detect_anomaly", "graph", "gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 def _as_tuple(x):
@@ -29,10 +35,7 @@ def _as_tuple(x):
 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph):
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True (higher-order gradients) is not supported yet; "
-            "use torchjax.func transforms once available")
+    """The graph roots and their gradients: arrays, or Tensors when create_graph is set."""
     roots, grads = [], []
     grad_tensors = grad_tensors if grad_tensors is not None else (None,) * len(tensors)
     if len(grad_tensors) != len(tensors):
@@ -53,7 +56,8 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] "
                     f"has a shape of {t.shape}.")
-            g = g._data
+            if not create_graph:
+                g = g._data
         node = t._grad_fn if t._grad_fn is not None else accumulator_of(t)
         roots.append((node, t._output_nr))
         grads.append(g)
@@ -68,6 +72,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     roots, grads = _roots_and_grads(tensors, grad_tensors, create_graph)
+    if create_graph and inputs is None:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.", stacklevel=3)
     targets = None
     if inputs is not None:
         inputs = _as_tuple(inputs)
@@ -79,8 +90,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             key = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (
                 accumulator_of(t), 0)
-            targets[key] = t._accumulate_grad
-    run_backward(roots, grads, bool(retain_graph), targets)
+            targets[key] = t._store_grad_graph if create_graph else t._store_grad
+    _run(roots, grads, retain_graph, targets, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -108,7 +119,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             prev = results.get(i)
             results[i] = ct if prev is None else prev + ct
         targets[key] = cb
-    run_backward(roots, grads, bool(retain_graph), targets)
+    _run(roots, grads, retain_graph, targets, create_graph)
     out = []
     for i, t in enumerate(inputs):
         g = results.get(i)
@@ -122,5 +133,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             else:
                 out.append(None)
         else:
-            out.append(Tensor._wrap(g))
+            out.append(g if create_graph else Tensor._wrap(g))
     return tuple(out)
+
+
+def _run(roots, grads, retain_graph, targets, create_graph):
+    if create_graph:
+        from .._graph_backward import run_backward_graph
+        run_backward_graph(roots, grads, bool(retain_graph), targets)
+    else:
+        run_backward(roots, grads, bool(retain_graph), targets)

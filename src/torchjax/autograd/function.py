@@ -1,113 +1,58 @@
-"""autograd.Function: user-defined ops with a Python forward and backward."""
+"""autograd.Function: user-defined ops with a Python forward and backward.
+
+Two ways to write forward, as in PyTorch: `forward(ctx, *args)`, or `forward(*args)` plus
+`setup_context(ctx, inputs, output)`. `apply` runs forward with grad mode off, then gives
+the outputs a grad_fn of the generated class `<Name>Backward`, which is also the ctx.
+"""
 
 from __future__ import annotations
 
-import jax.numpy as jnp
+import functools
+import inspect
+import warnings
 
 from .._autograd.grad_mode import STATE, no_grad
-from .._autograd.node import RELEASED_MSG, Node, accumulator_of
 from .._tensor import Tensor
+from ._function_apply import bind_keywords, finish_forward
+from ._function_ctx import FunctionCtx
+from ._function_ctx import _ContextMethodMixin as _ContextMethodMixin  # old pickles
+from ._function_node import BackwardCFunction, delayed_error
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "once_differentiable"]
 
 
-class FunctionCtx:
-    """The ctx passed to forward and backward: saved tensors and flags."""
+class FunctionMeta(type):
+    """Gives every Function subclass its node class, `_backward_cls` (named <Name>Backward)."""
 
-    def __init__(self):
-        self._saved = ()
-        self._saved_versions = ()
-        self._released = False
-        self.needs_input_grad = ()
-        self._non_differentiable = set()
-        self._materialize_grads = True
-
-    def save_for_backward(self, *tensors):
-        for t in tensors:
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument 0 is "
-                                f"of type {type(t).__name__}")
-        self._saved = tensors
-        self._saved_versions = tuple((t._counter(), t._version) if t is not None else None
-                                     for t in tensors)
-
-    @property
-    def saved_tensors(self):
-        if self._released:
-            raise RuntimeError(RELEASED_MSG)
-        for t, v in zip(self._saved, self._saved_versions):
-            if t is not None and v[0][0] != v[1]:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{t.type()} {list(t.shape)}], is at version "
-                    f"{v[0][0]}; expected version {v[1]} instead.")
-        return tuple(self._saved)
-
-    def mark_non_differentiable(self, *tensors):
-        self._non_differentiable.update(id(t) for t in tensors)
-
-    def set_materialize_grads(self, value: bool):
-        self._materialize_grads = bool(value)
-
-    def mark_dirty(self, *tensors):
-        pass
-
-
-class _FunctionNode(Node):
-    """The grad_fn of a custom Function: calls the user's backward with Tensors."""
-
-    __slots__ = ("_fn_cls", "_ctx", "_n_inputs", "_input_pos", "_out_avals")
-
-    def name(self) -> str:
-        return type(self).__name__
-
-    def __repr__(self) -> str:
-        # PyTorch's custom-Function nodes are Python classes and print with their module path
-        return f"<torch.autograd.function.{type(self).__name__} object at {hex(id(self))}>"
-
-    def apply(self, cts, retain_graph: bool):
-        if self._released:
-            raise RuntimeError(RELEASED_MSG)
-        ctx = self._ctx
-        grads_in = []
-        for ct, (shape, dt) in zip(cts, self._out_avals):
-            if ct is None:
-                grads_in.append(Tensor._wrap(jnp.zeros(shape, dt))
-                                if ctx._materialize_grads else None)
-            else:
-                grads_in.append(Tensor._wrap(ct))
-        with no_grad():
-            res = self._fn_cls.backward(ctx, *grads_in)
-        if not isinstance(res, tuple):
-            res = (res,)
-        if len(res) != self._n_inputs:
-            if len(res) > self._n_inputs and all(r is None for r in res[self._n_inputs:]):
-                res = res[:self._n_inputs]
-            else:
-                raise RuntimeError(f"function {self._fn_cls.__name__}Backward returned an "
-                                   f"incorrect number of gradients (expected {self._n_inputs}, "
-                                   f"got {len(res)})")
-        out = []
-        for pos in self._input_pos:
-            g = res[pos]
-            out.append(None if g is None else g._data)
-        if not retain_graph:
-            ctx._released = True
-            self._released = True
-        return out
-
-
-class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls, "__module__": __name__})
         super().__init__(name, bases, attrs)
-        cls._node_cls = type(f"{name}Backward", (_FunctionNode,), {"__slots__": ()})
 
 
-class Function(metaclass=_FunctionMeta):
-    """Subclass with static forward(ctx, *args) and backward(ctx, *grads); call .apply."""
+class Function(metaclass=FunctionMeta):
+    """Subclass with static forward and backward; call it through `.apply(*args)`."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
-    def forward(ctx, *args, **kwargs):
+    def forward(*args, **kwargs):
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -115,42 +60,62 @@ class Function(metaclass=_FunctionMeta):
                                   "your custom autograd.Function to use it with backward "
                                   "mode AD.")
 
+    vjp = backward  # the two names are aliases: a subclass overrides one of them
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    # accepted for compatibility; torchjax has no torch.vmap rule for Functions yet
+    generate_vmap_rule = False
+    clear_saved_tensors_on_access = False
+    boxed_grads_call = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
-        ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        new_style = cls.setup_context is not Function.setup_context
+        if new_style:
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        args = bind_keywords(cls.forward, args, kwargs, skip_ctx=not new_style)
+        is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        needs = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
+        ctx = cls._backward_cls(needs, is_tensor)
+        executable = STATE.grad_enabled and any(needs)
         with no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
-        record = STATE.grad_enabled and any(ctx.needs_input_grad)
-        outs = out if isinstance(out, tuple) else (out,)
-        if not record:
-            return out
-        edges, input_pos = [], []
-        for i, a in enumerate(args):
-            if isinstance(a, Tensor):
-                if a._requires_grad:
-                    e = (a._grad_fn, a._output_nr) if a._grad_fn is not None else (
-                        accumulator_of(a), 0)
-                else:
-                    e = None
-                edges.append(e)
-                input_pos.append(i)
-        node = cls._node_cls(None, None, tuple(edges), (), len(outs), has_saved=True)
-        node._fn_cls = cls
-        node._ctx = ctx
-        node._n_inputs = len(args)
-        node._input_pos = tuple(input_pos)
-        node._out_avals = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor)
-                                else ((), jnp.float32) for o in outs)
-        wrapped = []
-        for k, o in enumerate(outs):
-            if isinstance(o, Tensor):
-                if any(o is a for a in args) or o._base is not None:
-                    o = Tensor._wrap(o._data)
-                if id(o) not in ctx._non_differentiable and (
-                        o.dtype.is_floating_point or o.dtype.is_complex):
-                    o._requires_grad = True
-                    o._grad_fn = node
-                    o._output_nr = k
-            wrapped.append(o)
-        return tuple(wrapped) if isinstance(out, tuple) else wrapped[0]
+            if new_style:
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args)
+        return finish_forward(ctx, args, out, executable)
+
+
+_ONCE_MSG = ("trying to differentiate twice a function that was marked with "
+             "@once_differentiable")
+
+
+def once_differentiable(fn):
+    """Decorate a backward that is not itself differentiable: it runs under no_grad, and
+    differentiating its results (create_graph=True) raises PyTorch's error."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        with no_grad():
+            outputs = fn(ctx, *args, **kwargs)
+        if not STATE.grad_enabled:
+            return outputs
+        # only a guess at requires_grad (as in PyTorch): some incoming gradient requires it
+        if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            return outputs
+        res = delayed_error(_ONCE_MSG, outputs if isinstance(outputs, tuple) else (outputs,))
+        return res if isinstance(outputs, tuple) else res[0]
+
+    return wrapper

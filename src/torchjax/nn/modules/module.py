@@ -1,6 +1,6 @@
 """nn.Module: parameters, buffers and submodules registered by attribute assignment, traversal,
-state dicts, forward hooks, dtype/device conversion and printing, with PyTorch's rules and
-messages."""
+state dicts, forward and backward hooks, dtype/device conversion and printing, with PyTorch's
+rules and messages."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from ..._autograd.grad_mode import no_grad
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter, is_lazy
+from ._backward_hook import BackwardHook, NodeHook, maybe_warn_non_full_backward_hook
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -171,19 +172,39 @@ def register_module_forward_hook(hook: Callable[..., None], *, with_kwargs: bool
     return handle
 
 
-def _no_backward_hooks(name: str):
-    def unsupported(*args, **kwargs):
-        raise NotImplementedError(f"{name} is not supported by torchjax: module backward hooks "
-                                  "are not implemented (use Tensor.register_hook on the "
-                                  "module's inputs or outputs)")
-    unsupported.__name__ = name
-    return unsupported
+_global_backward_pre_hooks: dict[int, Callable] = OrderedDict()
+_global_backward_hooks: dict[int, Callable] = OrderedDict()
+# whether the global backward hooks are full ones (True) or legacy ones (False); set by the
+# first registration and kept after the hooks are removed, as in PyTorch
+_global_is_full_backward_hook: bool | None = None
 
 
-register_module_backward_hook = _no_backward_hooks("register_module_backward_hook")
-register_module_full_backward_hook = _no_backward_hooks("register_module_full_backward_hook")
-register_module_full_backward_pre_hook = _no_backward_hooks(
-    "register_module_full_backward_pre_hook")
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Legacy hook(module, grad_input, grad_output) for every module (deprecated in favour of
+    register_module_full_backward_hook)."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = False
+    return _register_global(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """hook(module, grad_output) -> None or a new grad_output, for every module; runs before
+    the modules' own backward pre-hooks."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """hook(module, grad_input, grad_output) -> None or a new grad_input, for every module;
+    runs before the modules' own backward hooks."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = True
+    return _register_global(_global_backward_hooks, hook)
 
 
 class _IncompatibleKeys(NamedTuple("IncompatibleKeys", [("missing_keys", list),
@@ -498,17 +519,70 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    register_backward_hook = _no_backward_hooks("register_backward_hook")
-    register_full_backward_hook = _no_backward_hooks("register_full_backward_hook")
-    register_full_backward_pre_hook = _no_backward_hooks("register_full_backward_pre_hook")
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) -> None or a new grad_output (a tuple, None for non-Tensor
+        outputs), when the gradients of the module's outputs are known."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook) -> RemovableHandle:
+        """Legacy hook(module, grad_input, grad_output) on the grad_fn of the module's first
+        output (deprecated in favour of register_full_backward_hook)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, when the gradients
+        of the module's positional inputs are known (grad_output's alone when no input needs a
+        gradient). Entries are None for non-Tensor arguments."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """(full hooks, legacy hooks) for this call: the global ones first."""
+        full: list[Callable] = []
+        legacy: list[Callable] = []
+        for is_full, hooks in ((_global_is_full_backward_hook, _global_backward_hooks),
+                               (self._is_full_backward_hook, self._backward_hooks)):
+            if is_full is True:
+                full += hooks.values()
+            elif is_full is False:
+                legacy += hooks.values()
+        return full, legacy
+
+    def _get_backward_pre_hooks(self) -> list:
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         result = None
         called_always = set()
         try:
+            # the hook lists are taken before any hook runs (a forward pre-hook that registers
+            # a backward hook affects the next call only)
+            full_hooks, legacy_hooks = (self._get_backward_hooks() if self._backward_hooks
+                                        or _global_backward_hooks else ([], []))
+            backward_pre_hooks = (self._get_backward_pre_hooks() if self._backward_pre_hooks
+                                  or _global_backward_pre_hooks else [])
             for hook_id, hook in (*_global_forward_pre_hooks.items(),
                                   *self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -523,7 +597,14 @@ class Module:
                     res = hook(self, args)
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
-            result = self.forward(*args, **kwargs)
+            bw_hook = None
+            if full_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+            out = self.forward(*args, **kwargs)
+            if bw_hook is not None:
+                bw_hook.check_inputs_unchanged()
+            result = out
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 if (hook_id in self._forward_hooks_always_called
                         or hook_id in _global_forward_hooks_always_called):
@@ -535,10 +616,32 @@ class Module:
                     res = hook(self, args, result)
                 if res is not None:
                     result = res
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  "Tensor or a tuple of Tensors but received "
+                                  f"{type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            if legacy_hooks:
+                self._add_legacy_backward_hooks(legacy_hooks, args, result)
             return result
         except Exception:
             self._run_always_called_hooks(args, kwargs, result, called_always)
             raise
+
+    def _add_legacy_backward_hooks(self, hooks: list, args: tuple, result) -> None:
+        """Legacy hooks hang on the grad_fn of the first tensor found in the output."""
+        var = result
+        while not isinstance(var, Tensor):
+            if isinstance(var, dict):
+                var = next(v for v in var.values() if isinstance(v, Tensor))
+            else:
+                var = var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is not None:
+            for hook in hooks:
+                grad_fn.register_hook(NodeHook(_WrappedHook(hook, self)))
+            maybe_warn_non_full_backward_hook(args, result, grad_fn)
 
     def _run_always_called_hooks(self, args, kwargs, result, called) -> None:
         """After forward (or a hook) raised: run the always_call hooks not run yet; their own

@@ -1,0 +1,196 @@
+"""A pure JAX function as one tape node: its backward is JAX's own vjp.
+
+Two users: the public bridge that turns a jax function into a torchjax op, and
+create_graph=True, where each node's backward is itself such a function (of the node's saved
+values and the incoming gradients) recorded on the tape, so gradients of gradients work to
+any order: the backward of a JaxSpec node is again a pure function of arrays.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ._autograd.grad_mode import STATE
+from ._autograd.node import accumulator_of, node_class
+
+_INEXACT_KINDS = "fc"
+
+
+def _inexact(x) -> bool:
+    return getattr(x, "dtype", None) is not None and x.dtype.kind in _INEXACT_KINDS
+
+
+class JaxSpec:
+    """The backward of fn(*leaves) -> tuple of arrays, with respect to the leaves in `diff`,
+    in the interface the engine expects of a node's spec (pure, jit, edge_of, run)."""
+
+    __slots__ = ("fn", "pure", "jit", "edge_of", "n_edges", "slots", "__weakref__")
+
+    def __init__(self, fn, diff: tuple, n_leaves: int):
+        self.fn = fn
+        self.edge_of = diff
+        self.n_edges = n_leaves
+        self.slots = tuple((i, -1, i) for i in diff)
+
+        def pure(saved, cts):
+            args = list(saved)
+            kept = []  # positions of the differentiable (inexact) outputs, found while tracing
+
+            def g(*d):
+                a = list(args)
+                for i, v in zip(diff, d):
+                    a[i] = v
+                outs = fn(*a)
+                kept[:] = [k for k, o in enumerate(outs) if _inexact(o)]
+                return tuple(outs[k] for k in kept)
+
+            outs, vjp = jax.vjp(g, *(args[i] for i in diff))
+            ct = tuple(cts[k] if cts[k] is not None else jnp.zeros_like(o)
+                       for k, o in zip(kept, outs))
+            return vjp(ct)
+
+        from ._dispatch import pytorch_complex_convention
+        self.pure = pytorch_complex_convention(pure)
+        self.jit = jax.jit(self.pure)
+
+    def run(self, saved, cts):
+        from ._view_grad import run_spec
+        return run_spec(self, saved, cts)
+
+
+_SPECS: dict = {}
+_FORWARDS: dict = {}
+
+
+def _spec(fn, diff, n):
+    key = (fn, diff, n)
+    spec = _SPECS.get(key)
+    if spec is None:
+        spec = _SPECS[key] = JaxSpec(fn, diff, n)
+    return spec
+
+
+def _forward(fn):
+    f = _FORWARDS.get(fn)
+    if f is None:
+        f = _FORWARDS[fn] = jax.jit(fn)
+    return f
+
+
+def record(fn, leaves: tuple, edges: tuple, name: str):
+    """Run fn(*leaves) (a tuple of arrays out) as one jitted call; when grad mode is on and
+    some leaf has an edge, record a node named `name` whose backward is fn's vjp.
+
+    `fn` must be a stable object (cached, not a fresh lambda per call): it keys the compile
+    caches. Returns the output Tensors (a tuple, like fn's result)."""
+    from ._tensor import Tensor
+
+    outs = _forward(fn)(*leaves)
+    diff = tuple(i for i, e in enumerate(edges) if e is not None)
+    node = None
+    if diff and STATE.grad_enabled:
+        spec = _spec(fn, diff, len(leaves))
+        node = node_class(name)(spec, tuple(leaves), tuple(edges), (), len(outs))
+    res = []
+    for k, o in enumerate(outs):
+        t = Tensor._wrap(o)
+        if node is not None and _inexact(o):
+            t._requires_grad = True
+            t._grad_fn = node
+            t._output_nr = k
+        res.append(t)
+    return tuple(res)
+
+
+def edge_of(t):
+    """The graph edge a tensor's gradient flows along, or None when it needs none."""
+    if not t._requires_grad:
+        return None
+    fn = t._grad_fn
+    return (fn, t._output_nr) if fn is not None else (accumulator_of(t), 0)
+
+
+# -- create_graph: a node's backward as a recorded JaxSpec node --------------------------------
+
+_GRAPH_FNS: dict = {}
+
+
+def _layout(saved) -> tuple:
+    """The shape of a node's saved tuple: None, a value, or a tuple with None holes."""
+    out = []
+    for a in saved:
+        if a is None:
+            out.append(None)
+        elif isinstance(a, tuple):
+            out.append(tuple(x is not None for x in a))
+        else:
+            out.append(True)
+    return tuple(out)
+
+
+def _backward_fn(spec, layout, ct_mask):
+    """fn(*saved leaves, *given cotangents) -> the spec's gradients; one per structure."""
+    key = (spec, layout, ct_mask)
+    fn = _GRAPH_FNS.get(key)
+    if fn is not None:
+        return fn
+
+    def fn(*leaves):
+        it = iter(leaves)
+        saved = []
+        for slot in layout:
+            if slot is None:
+                saved.append(None)
+            elif slot is True:
+                saved.append(next(it))
+            else:
+                saved.append(tuple(next(it) if present else None for present in slot))
+        cts = tuple(next(it) if present else None for present in ct_mask)
+        return tuple(spec.pure(tuple(saved), cts))
+
+    _GRAPH_FNS[key] = fn
+    return fn
+
+
+def apply_graph(node, cts):
+    """The node's input gradients as Tensors recorded on the tape (create_graph=True).
+
+    `cts` holds a Tensor or None per output of the node. The backward becomes a JaxSpec node
+    over the node's saved values (linked to the graph where they came from: the node's input
+    edges, or the node itself for a saved result) and the incoming gradients."""
+    node.check_saved()
+    spec = node._spec
+    saved = node.saved_values()
+    layout = _layout(saved)
+    leaves, where = [], {}
+    for i, a in enumerate(saved):
+        if a is None:
+            continue
+        if isinstance(a, tuple):
+            for j, x in enumerate(a):
+                if x is not None:
+                    where[(i, j)] = len(leaves)
+                    leaves.append(x)
+        else:
+            where[(i, -1)] = len(leaves)
+            leaves.append(a)
+    edges = [None] * len(leaves)
+    for i, j, e in spec.slots:
+        k = where.get((i, j))
+        if k is not None and _inexact(leaves[k]):
+            edges[k] = (node, 0) if e == SELF else node._edges[e]
+    ct_mask = tuple(c is not None for c in cts)
+    for c in cts:
+        if c is not None:
+            leaves.append(c._data)
+            edges.append(edge_of(c))
+    fn = _backward_fn(spec, layout, ct_mask)
+    grads = record(fn, tuple(leaves), tuple(edges), type(node).__name__ + "Backward")
+    res = [None] * len(node._edges)
+    for e, g in zip(spec.edge_of, grads):
+        res[e] = g
+    return res
+
+
+SELF = -1  # a slot whose value is the node's own (saved) result
