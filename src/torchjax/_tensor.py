@@ -286,7 +286,7 @@ class Tensor:
 
     def _post_accumulate(self) -> None:
         if self._post_acc_hooks and self._grad_fn is None:
-            for hook in self._post_acc_hooks:
+            for hook in tuple(self._post_acc_hooks.values()):
                 hook(self)
 
     def register_hook(self, hook):
@@ -296,28 +296,24 @@ class Tensor:
         in-place op, hooks registered before it see the gradient of the old value)."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from ._autograd.node import _RemovableHandle
+        from ._hooks import add_hook
         node = self._grad_fn
         if node is None:
-            if self._hooks is None:
-                self._hooks = []
-            self._hooks.append(hook)
-            return _RemovableHandle(self._hooks, hook)
+            self._hooks, handle = add_hook(self._hooks, hook)
+            return handle
         if node._tensor_hooks is None:
             node._tensor_hooks = {}
-        hooks = node._tensor_hooks.setdefault(self._output_nr, [])
-        hooks.append(hook)
-        return _RemovableHandle(hooks, hook)
+        store, handle = add_hook(node._tensor_hooks.get(self._output_nr), hook)
+        node._tensor_hooks[self._output_nr] = store
+        return handle
 
     def register_post_accumulate_grad_hook(self, hook):
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
-        if self._post_acc_hooks is None:
-            self._post_acc_hooks = []
-        self._post_acc_hooks.append(hook)
-        from ._autograd.node import _RemovableHandle
-        return _RemovableHandle(self._post_acc_hooks, hook)
+        from ._hooks import add_hook
+        self._post_acc_hooks, handle = add_hook(self._post_acc_hooks, hook)
+        return handle
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the .grad of the leaves it depends on."""

@@ -145,7 +145,7 @@ ARRAYS = Arrays
 
 def _tensor_hooks(mode, hooks, ct):
     """A tensor's register_hook hooks, in order, each seeing (and maybe replacing) the grad."""
-    for hook in hooks:
+    for hook in tuple(hooks.values()):
         res = hook(mode.to_tensor(ct))
         if res is not None:
             new = mode.from_tensor(res)
@@ -162,7 +162,7 @@ def _tensor_hooks(mode, hooks, ct):
 def _node_hooks(mode, hooks, *args):
     """Run grad_fn hooks with tuples of Tensors; the last non-None result replaces args[0]."""
     first = args[0]
-    for hook in hooks:
+    for hook in tuple(hooks.values()):
         res = hook(*(tuple(mode.to_tensor(g) for g in a) for a in (first,) + args[1:]))
         if res is not None:
             first = [mode.from_tensor(r) for r in res]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 
+from .._hooks import add_hook
 from . import anomaly
 from .saved_hooks import Packed
 
@@ -36,7 +37,7 @@ class Node:
         self._retained = None      # {output_nr: weakref(tensor)} for retain_grad()
         self._pre_hooks = None
         self._hooks = None
-        self._tensor_hooks = None  # {output_nr: [hook]}: register_hook on a non-leaf output
+        self._tensor_hooks = None  # {output_nr: {id: hook}}: register_hook on a non-leaf output
         self._has_saved = has_saved
         self._released = False
         if anomaly.STATE.enabled:
@@ -56,16 +57,14 @@ class Node:
         return {}
 
     def register_hook(self, fn):
-        if self._hooks is None:
-            self._hooks = []
-        self._hooks.append(fn)
-        return _RemovableHandle(self._hooks, fn)
+        """fn(grad_inputs, grad_outputs) after this node's backward; may return new grad_inputs."""
+        self._hooks, handle = add_hook(self._hooks, fn)
+        return handle
 
     def register_prehook(self, fn):
-        if self._pre_hooks is None:
-            self._pre_hooks = []
-        self._pre_hooks.append(fn)
-        return _RemovableHandle(self._pre_hooks, fn)
+        """fn(grad_outputs) before this node's backward; may return new grad_outputs."""
+        self._pre_hooks, handle = add_hook(self._pre_hooks, fn)
+        return handle
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -153,25 +152,6 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"  # what PyTorch's C++ node reports
-
-
-class _RemovableHandle:
-    __slots__ = ("_list", "_fn")
-
-    def __init__(self, lst, fn):
-        self._list, self._fn = lst, fn
-
-    def remove(self):
-        try:
-            self._list.remove(self._fn)
-        except ValueError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def accumulator_of(tensor) -> AccumulateGrad:

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from .. import _dtypes
 from .._autograd.grad_mode import enable_grad, no_grad
+from .._hooks import RemovableHandle
 from .._tensor import Tensor
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -36,40 +37,20 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-class _Handle:
-    """torch.utils.hooks.RemovableHandle: removes one hook from its OrderedDict."""
-
-    _next_id = 0
-
-    def __init__(self, store: OrderedDict):
-        self.id = _Handle._next_id
-        _Handle._next_id += 1
-        self._store = store
-
-    def remove(self) -> None:
-        self._store.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 _global_pre_hooks: OrderedDict = OrderedDict()
 _global_post_hooks: OrderedDict = OrderedDict()
 
 
-def register_optimizer_step_pre_hook(hook) -> _Handle:
+def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
     """A pre hook run before every optimizer's step: hook(optimizer, args, kwargs)."""
-    handle = _Handle(_global_pre_hooks)
+    handle = RemovableHandle(_global_pre_hooks)
     _global_pre_hooks[handle.id] = hook
     return handle
 
 
-def register_optimizer_step_post_hook(hook) -> _Handle:
+def register_optimizer_step_post_hook(hook) -> RemovableHandle:
     """A post hook run after every optimizer's step: hook(optimizer, args, kwargs)."""
-    handle = _Handle(_global_post_hooks)
+    handle = RemovableHandle(_global_post_hooks)
     _global_post_hooks[handle.id] = hook
     return handle
 
@@ -256,35 +237,35 @@ class Optimizer:
             cls.step = self.profile_hook_step(cls.step)
             cls.step.hooked = True
 
-    def register_step_pre_hook(self, hook) -> _Handle:
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
         """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before step()."""
-        handle = _Handle(self._optimizer_step_pre_hooks)
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
-    def register_step_post_hook(self, hook) -> _Handle:
+    def register_step_post_hook(self, hook) -> RemovableHandle:
         """hook(optimizer, args, kwargs) -> None, after step()."""
-        handle = _Handle(self._optimizer_step_post_hooks)
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
-    def _register(self, store: OrderedDict, hook, prepend: bool) -> _Handle:
-        handle = _Handle(store)
+    def _register(self, store: OrderedDict, hook, prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(store)
         store[handle.id] = hook
         if prepend:
             store.move_to_end(handle.id, last=False)
         return handle
 
-    def register_state_dict_pre_hook(self, hook, prepend: bool = False) -> _Handle:
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
-    def register_state_dict_post_hook(self, hook, prepend: bool = False) -> _Handle:
+    def register_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
 
-    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False) -> _Handle:
+    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
-    def register_load_state_dict_post_hook(self, hook, prepend: bool = False) -> _Handle:
+    def register_load_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # -- state_dict ----------------------------------------------------------------------------

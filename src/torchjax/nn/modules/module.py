@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ..._autograd.grad_mode import no_grad
+from ..._hooks import RemovableHandle
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter, is_lazy
 from ._backward_hook import BackwardHook, NodeHook, maybe_warn_non_full_backward_hook
@@ -49,43 +50,6 @@ def _addindent(s: str, num_spaces: int) -> str:
         return s
     rest = [" " * num_spaces + line if line.strip() else "" for line in lines[1:]]
     return lines[0] + "\n" + "\n".join(rest)
-
-
-class RemovableHandle:
-    """A handle that removes a hook from its dict (and from the extra dicts that mark it)."""
-
-    next_id: int = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None) -> None:
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        if isinstance(extra_dict, dict):
-            extra_dict = [extra_dict]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict or ())
-
-    def remove(self) -> None:
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __getstate__(self):
-        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
-
-    def __setstate__(self, state) -> None:
-        # a dict that died with its owner pickles as None: keep a dead reference
-        self.hooks_dict_ref = weakref.ref(OrderedDict() if state[0] is None else state[0])
-        self.id = state[1]
-        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
-        extras = state[2] if len(state) > 2 and state[2] is not None else ()
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras if d is not None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
 
 
 class _WrappedHook:
