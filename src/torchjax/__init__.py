@@ -121,6 +121,7 @@ from ._sampling import *  # noqa: E402,F403
 from ._typeinfo import *  # noqa: E402,F403
 
 from . import autograd, cuda, fft, interop, linalg, nn, optim, special, testing, utils  # noqa: E402,I001
+from . import func  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

@@ -98,5 +98,11 @@ def set_rng_state(state) -> None:
     default_generator.set_state(state)
 
 
+# While torchjax.func.vmap traces a function, it routes every draw's (key, offset) through
+# its randomness mode ('error' raises, 'different' folds the batch index into the key).
+KEY_HOOK = None
+
+
 def key_parts(generator: Generator | None):
-    return (generator or default_generator)._next_key_parts()
+    parts = (generator or default_generator)._next_key_parts()
+    return parts if KEY_HOOK is None else KEY_HOOK(parts)

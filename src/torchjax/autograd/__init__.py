@@ -17,13 +17,13 @@ from .._autograd.grad_mode import (
 )
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
-from . import graph
+from . import functional, graph
 from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "Node", "Function", "FunctionCtx", "detect_anomaly",
-           "set_detect_anomaly", "graph", "gradcheck", "gradgradcheck", "GradcheckError"]
+           "set_detect_anomaly", "graph", "functional", "gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 def _as_tuple(x):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numbers
 import warnings
 
+import jax
 import numpy as np
 
 from ... import _creation
@@ -192,6 +193,8 @@ def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding of class indices; num_classes=-1 means max + 1."""
     if tensor.dtype != int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if isinstance(tensor._data, jax.core.Tracer) and num_classes != -1:
+        return call_op("one_hot", tensor, int(num_classes))  # traced: values are unknown
     # the checks read the values, as PyTorch's do (a host sync)
     values = np.asarray(tensor._data)
     if values.size:

@@ -1,0 +1,411 @@
+"""torchjax.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp (PyTorch's API).
+
+Each runs JAX's transforms on the pure function of the inputs' arrays (torchjax._functionalize)
+instead of building and replaying the tape; inputs and outputs follow PyTorch's conventions
+(a Tensor or a tuple of Tensors; results nested and unpacked exactly as PyTorch does).
+strict=True asks whether outputs are reachable from inputs on the linearized program
+(torchjax.func._dependence), PyTorch's "does it require grad" question.
+
+create_graph=True (results that carry autograd history for a further backward) needs the
+tape to record a JAX function as one node, which is not available yet: it raises
+NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _functionalize as F
+from .._autograd.grad_mode import enable_grad
+from .._tensor import Tensor
+from ..func._dependence import dependence
+from ..func._jacobian import _basis
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+
+# -- PyTorch's argument conventions ----------------------------------------------------------
+
+def _as_tuple(inp, arg_name: str, fn_name: str):
+    is_tuple = isinstance(inp, tuple)
+    if not is_tuple:
+        inp = (inp,)
+    for i, el in enumerate(inp):
+        if not isinstance(el, Tensor):
+            where = (f"the value at index {i} has type {type(el)}." if is_tuple
+                     else f"the given {arg_name} has type {type(el)}.")
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
+                            f"tuple of Tensors but {where}")
+    return is_tuple, inp
+
+
+def _tuple_postprocess(res, to_unpack):
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _validate_v(v, other, is_other_tuple: bool) -> None:
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but "
+                               f"got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.size() != el_other.size():
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but "
+                               f"got {el_v.size()}.")
+
+
+def _no_create_graph(create_graph: bool, fn_name: str) -> None:
+    if create_graph:
+        raise NotImplementedError(
+            f"torchjax.autograd.functional.{fn_name}(create_graph=True) is not supported yet: "
+            "its results would need autograd history. Use create_graph=False, or compose "
+            "torchjax.func transforms (e.g. torchjax.func.hessian, jacrev(jacrev(f))) for "
+            "higher derivatives.")
+
+
+def _require_float(inputs) -> None:
+    for t in inputs:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+
+
+def _pure(func, fn_name: str, box: F.Box):
+    """func as a function of the input arrays returning the list of output arrays."""
+    def pure(*arrays):
+        with enable_grad():  # as PyTorch: func runs with grad mode on
+            out = func(*[F.wrap(a) for a in arrays])
+        box.value, outs = _as_tuple(out, "outputs of the user-provided function", fn_name)
+        return [o._data for o in outs]
+    return pure
+
+
+def _scalar_pure(func, fn_name: str):
+    """func for hessian/hvp/vhp: one Tensor with one element -> (0-d array, the output)."""
+    def pure(*arrays):
+        with enable_grad():
+            out = func(*[F.wrap(a) for a in arrays])
+        is_tuple, _ = _as_tuple(out, "outputs of the user-provided function", fn_name)
+        if is_tuple or not isinstance(out, Tensor):
+            raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
+                               "contain a single element")
+        return out._data.reshape(()), out._data
+    return pure
+
+
+def _inexact(a) -> bool:
+    return jnp.issubdtype(a.dtype, jnp.inexact)
+
+
+def _cotangent(v, out):
+    if _inexact(out):
+        return v._data.astype(out.dtype)
+    return np.zeros(out.shape, jax.dtypes.float0)
+
+
+# -- strict mode -----------------------------------------------------------------------------
+
+def _check_outputs_require_grad(deps) -> None:
+    for i, row in enumerate(deps):
+        if not any(row):
+            raise RuntimeError(f"Output {i} of the user-provided function does not require "
+                               "gradients. The outputs must be computed in a differentiable "
+                               "manner from the input when running in strict mode.")
+
+
+def _check_inputs_reached(deps, n_inputs: int) -> None:
+    for j in range(n_inputs):
+        if not any(row[j] for row in deps):
+            raise RuntimeError("The output of the user-provided function is independent of "
+                               f"input {j}. This is not allowed in strict mode.")
+
+
+def _second_order_deps(scalar, arrays):
+    """Strict checks shared by hessian/hvp/vhp; returns deps of the gradient on the inputs."""
+    first = dependence(lambda *xs: [scalar(*xs)], arrays)
+    _check_outputs_require_grad(first)
+    for i, reached in enumerate(first[0]):
+        if not reached:
+            raise RuntimeError("The output of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode.")
+    gradient = jax.grad(scalar, argnums=tuple(range(len(arrays))))
+    deps = dependence(lambda *xs: list(gradient(*xs)), arrays)
+    for i, row in enumerate(deps):
+        if not any(row):
+            raise RuntimeError(
+                "While computing the hessian, found that the jacobian of the user-provided "
+                f"function with respect to input {i} is independent of the input. This is not "
+                "allowed in strict mode. You should ensure that your function is twice "
+                "differentiable and that the jacobian depends on the inputs (this would be "
+                "violated by a linear function for example).")
+    return deps
+
+
+# -- the API ---------------------------------------------------------------------------------
+
+def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), v^T J): the vector-Jacobian product at inputs."""
+    _no_create_graph(create_graph, "vjp")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+    _require_float(inputs)
+    box = F.Box()
+    pure = _pure(func, "vjp", box)
+    arrays = [t._data for t in inputs]
+    outs, pullback = jax.vjp(pure, *arrays)
+    is_outputs_tuple = box.value
+    deps = dependence(pure, arrays) if strict else None
+    if strict:
+        _check_outputs_require_grad(deps)
+    out_t = tuple(F.wrap(o) for o in outs)
+    if v is not None:
+        _, v = _as_tuple(v, "v", "vjp")
+        _validate_v(v, out_t, is_outputs_tuple)
+    else:
+        if len(outs) != 1 or outs[0].size != 1:
+            raise RuntimeError("The vector v can only be None if the user-provided function "
+                               "returns a single Tensor with a single element.")
+        v = (F.wrap(jnp.ones(outs[0].shape, outs[0].dtype)),)
+    grads = pullback([_cotangent(x, o) for x, o in zip(v, outs)])
+    if strict:
+        _check_inputs_reached(deps, len(arrays))
+    return (_tuple_postprocess(out_t, is_outputs_tuple),
+            _tuple_postprocess(tuple(F.wrap(g) for g in grads), is_inputs_tuple))
+
+
+def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), J v): the Jacobian-vector product at inputs."""
+    _no_create_graph(create_graph, "jvp")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    _require_float(inputs)
+    if v is not None:
+        _, v = _as_tuple(v, "v", "jvp")
+        _validate_v(v, inputs, is_inputs_tuple)
+    else:
+        if len(inputs) != 1 or inputs[0].nelement() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the "
+                               "user-provided function is a single Tensor with a single "
+                               "element.")
+        v = (F.wrap(jnp.ones(inputs[0].shape, inputs[0]._data.dtype)),)
+    box = F.Box()
+    pure = _pure(func, "jvp", box)
+    arrays = [t._data for t in inputs]
+    tangents = [x._data.astype(a.dtype) for x, a in zip(v, arrays)]
+    outs, tans = jax.jvp(pure, arrays, tangents)
+    is_outputs_tuple = box.value
+    if strict:
+        deps = dependence(pure, arrays)
+        _check_outputs_require_grad(deps)
+        _check_inputs_reached(deps, len(arrays))
+    tans = [jnp.zeros(o.shape, o.dtype) if t.dtype == jax.dtypes.float0 else t
+            for o, t in zip(outs, tans)]
+    return (_tuple_postprocess(tuple(F.wrap(o) for o in outs), is_outputs_tuple),
+            _tuple_postprocess(tuple(F.wrap(t) for t in tans), is_outputs_tuple))
+
+
+def _jacobian_blocks(pure, arrays, forward: bool):
+    """blocks[i][j] = d output_i / d input_j, shaped output_i.shape + input_j.shape; integer
+    outputs (which have no gradient in PyTorch) give zeros. One trace of func either way: a
+    vjp pulled back over the output basis, or a jvp pushed forward over the input basis."""
+    where = F.Box()
+
+    def split(*xs):
+        res = pure(*xs)
+        where.value = [(_inexact(o), tuple(o.shape)) for o in res]
+        return [o for o in res if _inexact(o)]
+
+    if forward:
+        total = sum(a.size for a in arrays)
+        basis = _basis(arrays, [a.dtype for a in arrays], total, 0, total)
+
+        def push(*tangents):
+            return jax.jvp(split, tuple(arrays), tuple(tangents))[1]
+        diff_tans = jax.vmap(push)(*basis)
+        diff = []
+        for t in diff_tans:  # (total, *out.shape): the input basis runs along dim 0
+            moved = jnp.moveaxis(t, 0, -1)
+            row, offset = [], 0
+            for a in arrays:
+                part = moved[..., offset:offset + a.size]
+                row.append(part.reshape(moved.shape[:-1] + a.shape))
+                offset += a.size
+            diff.append(row)
+    else:
+        diff_outs, pullback = jax.vjp(split, *arrays)
+        total = sum(o.size for o in diff_outs)
+        diff = []
+        if diff_outs:
+            basis = _basis(diff_outs, [o.dtype for o in diff_outs], total, 0, total)
+            per_in = jax.vmap(lambda *cts: pullback(list(cts)))(*basis)
+            offset = 0
+            for o in diff_outs:
+                diff.append([r[offset:offset + o.size].reshape(o.shape + r.shape[1:])
+                             for r in per_in])
+                offset += o.size
+    rows = iter(diff)
+    blocks = []
+    for is_diff, shape in where.value:
+        if is_diff:
+            blocks.append([F.wrap(b) for b in next(rows)])
+        else:
+            blocks.append([F.wrap(jnp.zeros(shape + a.shape, a.dtype)) for a in arrays])
+    if forward:  # PyTorch's forward-mode jacobian nests lists, its reverse mode tuples
+        return blocks
+    return tuple(tuple(row) for row in blocks)
+
+
+def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode"):
+    """The Jacobian of func at inputs (nested as PyTorch's: outputs outer, inputs inner)."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".')
+    forward = strategy == "forward-mode"
+    if forward:
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`strict=False` or `strategy="reverse-mode"`.')
+    _no_create_graph(create_graph, "jacobian")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    if forward and not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian isonly implemented for `vectorize=True`.")
+    if not forward:
+        _require_float(inputs)
+    box = F.Box()
+    pure = _pure(func, "jacobian", box)
+    arrays = [t._data for t in inputs]
+    if strict:
+        deps = dependence(pure, arrays)
+        _check_outputs_require_grad(deps)
+        if vectorize:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                "not supported together. Please either set `strict=False` or "
+                "`vectorize=False`.")
+        for i, row in enumerate(deps):
+            for j, reached in enumerate(row):
+                if not reached:
+                    raise RuntimeError(f"Output {i} of the user-provided function is "
+                                       f"independent of input {j}. This is not allowed in "
+                                       "strict mode.")
+    blocks = _jacobian_blocks(pure, arrays, forward)
+    return _tuple_postprocess(blocks, (box.value, is_inputs_tuple))
+
+
+def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
+    """The Hessian of a scalar func at inputs (a tuple of tuples for tuple inputs)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if outer_jacobian_strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`strict=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or "
+                                      "forward-over-reverse Hessian isonly implemented for "
+                                      "`vectorize=True`.")
+    _no_create_graph(create_graph, "hessian")
+    _require_float(inputs)
+    with_out = _scalar_pure(func, "hessian")
+    arrays = [t._data for t in inputs]
+
+    def scalar(*xs):
+        return with_out(*xs)[0]
+    if strict:
+        deps = _second_order_deps(scalar, arrays)
+        if vectorize:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                "not supported together. Please either set `strict=False` or "
+                "`vectorize=False`.")
+        for i, row in enumerate(deps):
+            for j, reached in enumerate(row):
+                if not reached:
+                    raise RuntimeError(f"Output {i} of the user-provided function is "
+                                       f"independent of input {j}. This is not allowed in "
+                                       "strict mode.")
+    argnums = tuple(range(len(arrays)))
+    h = jax.hessian(scalar, argnums=argnums)(*arrays)
+    if outer_jacobian_strategy == "forward-mode":
+        res = [[F.wrap(b) for b in row] for row in h]
+    else:
+        res = tuple(tuple(F.wrap(b) for b in row) for row in h)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _hessian_product(func, inputs, v, create_graph, strict, fn_name: str):
+    _no_create_graph(create_graph, fn_name)
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    _require_float(inputs)
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        _validate_v(v, inputs, is_inputs_tuple)
+    else:
+        if len(inputs) != 1 or inputs[0].nelement() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the "
+                               "user-provided function is a single Tensor with a single "
+                               "element.")
+        v = (F.wrap(jnp.ones(inputs[0].shape, inputs[0]._data.dtype)),)
+    scalar = _scalar_pure(func, fn_name)
+    arrays = [t._data for t in inputs]
+    vs = [x._data.astype(a.dtype) for x, a in zip(v, arrays)]
+    value_and_grad = jax.value_and_grad(scalar, argnums=tuple(range(len(arrays))),
+                                        has_aux=True)
+
+    def gradient(*xs):  # the output keeps its own shape as aux (PyTorch returns it as is)
+        (_, out), grads = value_and_grad(*xs)
+        return list(grads), out
+
+    if fn_name == "vhp":
+        _, pullback, output = jax.vjp(gradient, *arrays, has_aux=True)
+        prod = pullback(vs)
+    else:
+        _, prod, output = jax.jvp(gradient, arrays, vs, has_aux=True)
+    if strict:
+        deps = _second_order_deps(lambda *xs: scalar(*xs)[0], arrays)
+        for i in range(len(arrays)):
+            if fn_name == "vhp" and not any(row[i] for row in deps):
+                raise RuntimeError("The jacobian of the user-provided function is independent "
+                                   f"of input {i}. This is not allowed in strict mode.")
+    return (F.wrap(output),
+            _tuple_postprocess(tuple(F.wrap(p) for p in prod), is_inputs_tuple))
+
+
+def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), v^T H): the vector-Hessian product of a scalar func."""
+    return _hessian_product(func, inputs, v, create_graph, strict, "vhp")
+
+
+def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), H v): the Hessian-vector product of a scalar func."""
+    return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
