@@ -90,17 +90,47 @@ def record(fn, leaves: tuple, edges: tuple, name: str):
     diff = tuple(i for i, e in enumerate(edges) if e is not None)
     node = None
     if diff and STATE.grad_enabled:
-        spec = _spec(fn, diff, len(leaves))
-        node = node_class(name)(spec, tuple(leaves), tuple(edges), (), len(outs))
+        deps = _dependence(fn, leaves, diff)
+        # As PyTorch's derivative formulas do, keep only the inputs some output really depends
+        # on (x * 2's gradient does not depend on x): outputs that depend on none of them do
+        # not require grad, and the node holds no edge it would only send zeros along.
+        used = [any(row[j] for row in deps) for j in range(len(diff))]
+        if any(used):
+            edges = tuple(e if i not in diff or used[diff.index(i)] else None
+                          for i, e in enumerate(edges))
+            diff = tuple(i for i, u in zip(diff, used) if u)
+            spec = _spec(fn, diff, len(leaves))
+            node = node_class(name)(spec, tuple(leaves), tuple(edges), (), len(outs))
     res = []
     for k, o in enumerate(outs):
         t = Tensor._wrap(o)
-        if node is not None and _inexact(o):
+        if node is not None and _inexact(o) and any(deps[k]):
             t._requires_grad = True
             t._grad_fn = node
             t._output_nr = k
         res.append(t)
     return tuple(res)
+
+
+_DEPS: dict = {}
+
+
+def _dependence(fn, leaves, diff):
+    """deps[k][d]: output k of fn depends differentiably on leaf diff[d] (cached per function,
+    differentiated leaves and leaf types)."""
+    key = (fn, diff, tuple((getattr(a, "shape", None), getattr(a, "dtype", type(a)))
+                           for a in leaves))
+    deps = _DEPS.get(key)
+    if deps is None:
+        from ._dependence import dependence
+
+        def g(*xs):
+            args = list(leaves)
+            for i, x in zip(diff, xs):
+                args[i] = x
+            return list(fn(*args))
+        deps = _DEPS[key] = dependence(g, [leaves[i] for i in diff])
+    return deps
 
 
 def edge_of(t):

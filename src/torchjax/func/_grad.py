@@ -228,7 +228,7 @@ def jvp_with_argnums(func, primals, tangents, argnums, *, strict=False, has_aux=
     flat_out, flat_tan, aux_arrays = jax.jvp(pure, tuple(p_arrays), tuple(t_arrays),
                                              has_aux=True)
     if strict:
-        from ._dependence import dependence
+        from .._dependence import dependence
         deps = dependence(lambda *xs: pure(*xs)[0], p_arrays)
         if any(not any(row) for row in deps):
             raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "

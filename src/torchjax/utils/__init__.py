@@ -1,7 +1,8 @@
-"""torchjax.utils: data loading (torchjax.utils.data), hook handles (torchjax.utils.hooks) and
-graph pictures (torchjax.utils.viz)."""
+"""torchjax.utils: data loading (torchjax.utils.data), activation checkpointing
+(torchjax.utils.checkpoint), hook handles (torchjax.utils.hooks) and graph pictures
+(torchjax.utils.viz)."""
 
-from . import data, hooks
+from . import checkpoint, data, hooks
 from . import viz as viz  # make_dot; imports graphviz only when called
 
-__all__ = ["data", "hooks"]
+__all__ = ["checkpoint", "data", "hooks"]
