@@ -1015,3 +1015,31 @@ def test_grad_fn_hooks_on_function_node():
         y.sum().backward()
         return x.grad, seen
     cmp(run)
+
+
+def test_function_under_func_transforms_uses_its_backward():
+    """Inside torchjax.func transforms the Function is a jax.custom_vjp: grad, vmap and
+    vmap(grad) see its backward, as torch.func does for setup_context-style Functions."""
+    def make(lib):
+        class Clipped(lib.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return lib.round(x) * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * 2 * (x.abs() < 1.5).to(g.dtype)
+
+        data = lib.tensor([[0.4, 1.6, -1.2], [2.2, -0.3, 0.9]])
+        f = lambda r: (Clipped.apply(r) * r).sum()  # noqa: E731
+        return (lib.func.grad(f)(data[0]), lib.func.vmap(Clipped.apply)(data),
+                lib.func.vmap(lib.func.grad(f))(data))
+    for a, b in zip(make(torchjax), make(torch)):
+        np.testing.assert_allclose(np.asarray(a.tolist()), b.numpy(), rtol=1e-6)

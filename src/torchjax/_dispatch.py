@@ -324,7 +324,20 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         _explain(prep, dyn, stat, e)
     if rg and _STATE.grad_enabled and prep.op.differentiable:
         return _record(prep, dyn, arrays, stat, cd, out)
+    if not _STATE.grad_enabled:
+        out = stop_traced(out)
     return _wrap_outputs(prep, dyn, stat, out, None)
+
+
+def stop_traced(out):
+    """no_grad inside a JAX transform (torchjax.func, checkpoint's recomputation): JAX does
+    the differentiating there, so results computed without grad become its constants."""
+    if isinstance(out, jax.core.Tracer):
+        return jax.lax.stop_gradient(out)
+    if isinstance(out, (tuple, list)) and any(isinstance(o, jax.core.Tracer) for o in out):
+        return type(out)(jax.lax.stop_gradient(o) if isinstance(o, jax.core.Tracer) else o
+                         for o in out)
+    return out
 
 
 def _wrap_outputs(prep, dyn, stat, out, node):
@@ -678,6 +691,8 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     if record:
         node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
                                  out_cast=out_cast)
+    elif not grad_on:
+        out = stop_traced(out)
     self._write(out)
     if record:
         self._grad_fn = node

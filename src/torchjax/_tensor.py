@@ -325,8 +325,7 @@ class Tensor:
     def data(self) -> Tensor:
         # Shares values with self (a write to either is seen by the other) but not autograd
         # history or the version counter, as in PyTorch.
-        t = _alias(self, share_version=False)
-        return t
+        return _no_grad_alias(self, share_version=False)
 
     @data.setter
     def data(self, value: Tensor):
@@ -336,7 +335,7 @@ class Tensor:
         self._refresh_views()
 
     def detach(self) -> Tensor:
-        return _alias(self, share_version=True)
+        return _no_grad_alias(self, share_version=True)
 
     def detach_(self) -> Tensor:
         if self._base is not None and self._grad_fn is not None:
@@ -597,6 +596,15 @@ def _alias(t: Tensor, share_version: bool) -> Tensor:
     if base._views is None:
         base._views = []
     base._views.append(weakref.ref(out))
+    return out
+
+
+def _no_grad_alias(t: Tensor, share_version: bool) -> Tensor:
+    """detach() / .data: inside a JAX transform (torchjax.func, checkpoint's recomputation) the
+    values also stop JAX's gradient, as detaching stops PyTorch's."""
+    out = _alias(t, share_version)
+    if isinstance(out._data, jax.core.Tracer):
+        out._data = jax.lax.stop_gradient(out._data)
     return out
 
 

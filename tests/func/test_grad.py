@@ -160,17 +160,10 @@ def test_aux_must_hold_tensors():
     check_raises(lambda lib: lib.func.grad(lambda x: (x.sum(), 3), has_aux=True)(lib.ones(3)))
 
 
-_STOP_GRADIENT_GAP = (
-    "detach() and no_grad() inside a transformed function do not stop JAX's gradient yet: "
-    "needs stop_gradient on traced values in Tensor.detach and in dispatch under no_grad")
-
-
-@pytest.mark.xfail(strict=True, reason=_STOP_GRADIENT_GAP)
 def test_detach_inside_grad_is_a_constant():
     check(lambda lib: lib.func.grad(lambda x: (x.detach() * x).sum())(lib.tensor(Y)))
 
 
-@pytest.mark.xfail(strict=True, reason=_STOP_GRADIENT_GAP)
 def test_no_grad_inside_grad_is_respected():
     def f(lib, x):
         with lib.no_grad():

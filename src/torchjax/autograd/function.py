@@ -17,6 +17,7 @@ from ._function_apply import bind_keywords, finish_forward
 from ._function_ctx import FunctionCtx
 from ._function_ctx import _ContextMethodMixin as _ContextMethodMixin  # old pickles
 from ._function_node import BackwardCFunction, delayed_error
+from ._function_traced import apply_traced, is_traced
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "once_differentiable"]
 
@@ -85,6 +86,8 @@ class Function(metaclass=FunctionMeta):
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         args = bind_keywords(cls.forward, args, kwargs, skip_ctx=not new_style)
+        if is_traced(args):  # inside a JAX transform: JAX differentiates, with our backward
+            return apply_traced(cls, args, new_style)
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         needs = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
         ctx = cls._backward_cls(needs, is_tensor)

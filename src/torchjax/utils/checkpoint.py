@@ -27,7 +27,7 @@ import numpy as np
 from jax.core import Tracer
 
 from .. import _random
-from .._autograd.grad_mode import STATE, no_grad
+from .._autograd.grad_mode import STATE, enable_grad, no_grad
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
 from ._capture import Reads, Restorer, watching
@@ -111,12 +111,19 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
             raise ValueError(f"determinism_check should be one of ['default', 'none'], but "
                              f"got {determinism_check}")
         forward_ctx, recompute_ctx = context_fn()
-    if not STATE.grad_enabled:
+    if not STATE.grad_enabled or _traced(args, kwargs):
+        # without grad nothing is kept anyway; inside a JAX transform (an enclosing
+        # checkpoint's recomputation, torchjax.func) JAX differentiates the plain call
         with forward_ctx:
             return function(*args, **kwargs)
     return _Region(function, args, kwargs, preserve, recompute_ctx,
                    determinism_check == "default").run(
         forward_ctx, "CheckpointFunctionBackward" if use_reentrant else "CheckpointBackward")
+
+
+def _traced(args, kwargs) -> bool:
+    return any(isinstance(a, Tensor) and isinstance(a._data, Tracer)
+               for a in (*args, *kwargs.values()))
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
@@ -223,13 +230,17 @@ class _Region:
             restorer.keep(t)
         g = _random.default_generator
         outside = (g._seed, g._offset, g._key)
+        flags = [t._requires_grad for t in reads.tensors]
         try:
             if self.rng is not None:
                 g._seed, g._offset = self.rng
                 g._key = None if g._seed != outside[0] else outside[2]
             for t, a in zip(reads.tensors, arrays):
                 t._data = a
-            with self.context, watching(restorer), no_grad():
+                # JAX differentiates the recomputation: nothing is recorded on the tape, and
+                # grad mode stays on so that no_grad inside the function stops JAX's gradient
+                t._requires_grad = False
+            with self.context, watching(restorer), enable_grad():
                 try:
                     out = self.function(*self.args, **self.kwargs)
                 except jax.errors.JAXTypeError as e:
@@ -241,6 +252,8 @@ class _Region:
                         f"function. ({type(e).__name__})") from e
             return self._outputs(out, restorer)
         finally:
+            for t, rg in zip(reads.tensors, flags):
+                t._requires_grad = rg
             restorer.restore()
             if self.rng is not None:
                 g._seed, g._offset, g._key = outside
