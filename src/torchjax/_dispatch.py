@@ -28,6 +28,7 @@ from ._tensor import Tensor
 from ._view_grad import record_copy_slices, regenerate_views, run_spec
 
 _STATE = grad_mode.STATE
+_CONCRETE = type(jnp.zeros(()))  # the class of a concrete jax array
 # torchjax.utils.checkpoint sets this to a callable while it discovers which tensors a
 # region reads: called with each op's dynamic arguments before the op runs
 CAPTURE = None
@@ -324,8 +325,8 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         _explain(prep, dyn, stat, e)
     if rg and _STATE.grad_enabled and prep.op.differentiable:
         return _record(prep, dyn, arrays, stat, cd, out)
-    if not _STATE.grad_enabled:
-        out = stop_traced(out)
+    if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
+        out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
     return _wrap_outputs(prep, dyn, stat, out, None)
 
 

@@ -8,7 +8,6 @@ node's gradients. A failing node warns with that stack and raises PyTorch's erro
 from __future__ import annotations
 
 import os
-import threading
 import traceback
 import warnings
 import weakref
@@ -16,7 +15,10 @@ import weakref
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class _State(threading.local):
+class _State:
+    # process-wide, as PyTorch's anomaly mode is (and read on every node creation)
+    __slots__ = ("enabled", "check_nan")
+
     def __init__(self):
         self.enabled = False
         self.check_nan = True
