@@ -95,13 +95,11 @@ SAMPLES = {
     ],
     "kthvalue": [
         # every (shape, k, dim) compiles PyTorch's quickselect replay anew: few, varied cases
-        S(make(5), 2), S(X34, 3, 0), S(X34, 2, -2, True), S(X234, 4, keepdim=True),
-        S(make(), 1, 0, True), S(X34, call=lambda lib, t: t.kthvalue(2, 0)),
+        S(X34, 3, 0), S(X234, 4, keepdim=True), S(make(), 1, 0, True),
+        S(X34, call=lambda lib, t: t.kthvalue(2, 0)),
         # ties: tests/test_sorting.py has more
         S(TIES, 5, desc="index among ties: PyTorch's quickselect"), S(TIES3, 3, 1),
-        S(INT_TIES, 4), S(PERM, 7),
-        S(NANS, 5, grad=False), S(NANS, 7, grad=False),
-        S(make(7, dtype="float16"), 3, grad=False),
+        S(INT_TIES, 4), S(NANS, 5, grad=False),
         S(X34, 5, grad=False, call=_err(lambda lib, t, k: lib.kthvalue(t, k))),
         S(X34, 0, grad=False, call=_err(lambda lib, t, k: lib.kthvalue(t, k, 0))),
         S(make(), 2, grad=False, call=_err(lambda lib, t, k: lib.kthvalue(t, k))),
