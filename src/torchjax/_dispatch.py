@@ -28,7 +28,11 @@ from ._tensor import Tensor
 from ._view_grad import record_copy_slices, regenerate_views, run_spec
 
 _STATE = grad_mode.STATE
-_CONCRETE = type(jnp.zeros(()))  # the class of a concrete jax array
+try:  # the class of a concrete jax array, named without making one: importing torchjax must
+    # not start the XLA backend (DataLoader's forkserver imports torchjax before forking)
+    from jax._src.array import ArrayImpl as _CONCRETE
+except ImportError:  # moved in a newer jax: every result then takes the grad-mode check
+    _CONCRETE = None
 # torchjax.utils.checkpoint sets this to a callable while it discovers which tensors a
 # region reads: called with each op's dynamic arguments before the op runs
 CAPTURE = None

@@ -118,3 +118,15 @@ def test_timeout_and_unpicklable_arguments():
     dl = DataLoader(Tagged(), num_workers=1, collate_fn=lambda b: b)
     with pytest.warns(UserWarning, match="Got pickle error"), pytest.raises(Exception):
         iter(dl)
+
+
+def test_importing_torchjax_does_not_start_the_backend():
+    """DataLoader's forkserver imports torchjax and then forks the workers: an XLA backend
+    started at import time would not survive the fork (its compiles hang in the children)."""
+    import subprocess
+    import sys
+    code = ("import torchjax\nfrom jax._src import xla_bridge as xb\n"
+            "assert not xb._backends, sorted(xb._backends)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
