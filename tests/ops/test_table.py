@@ -74,6 +74,11 @@ def test_against_torch(name):
             harness.compare(name, _as64(s), grad=op.differentiable, grad_names=names)
 
 
+# Finite differences check the first few small samples of each row in float64 (each sample is
+# a new float64 compile); test_against_torch compares every sample's gradients with PyTorch's.
+FD_SAMPLES = 3
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if OPS[n].differentiable])
 def test_finite_differences(name):
     samples = [s for s in SAMPLES.get(name, ()) if s.grad]
@@ -88,6 +93,8 @@ def test_finite_differences(name):
                for a in s.args):
             continue  # finite differences of NaN are NaN
         checked += bool(harness.gradcheck(name, s))
+        if checked == FD_SAMPLES:
+            break
     if not checked and any(s.grad for s in SAMPLES.get(name, ())):
         pytest.skip("no small floating sample to check with finite differences")
 
