@@ -255,6 +255,35 @@ def _jacobian_blocks(pure, arrays, forward: bool):
     return tuple(tuple(row) for row in blocks)
 
 
+def _forward_mode_options(create_graph: bool, strict: bool) -> None:
+    """PyTorch's errors for options its forward-mode jacobian does not take."""
+    if create_graph:
+        raise NotImplementedError(
+            "torch.autograd.functional.jacobian: `create_graph=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either set '
+            '`create_graph=False` or `strategy="reverse-mode"`.')
+    if strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either set '
+            '`strict=False` or `strategy="reverse-mode"`.')
+
+
+def _strict_reached(deps, vectorize: bool) -> None:
+    """strict=True: no vectorize, and every output reached from every input."""
+    if vectorize:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+            "not supported together. Please either set `strict=False` or "
+            "`vectorize=False`.")
+    for i, row in enumerate(deps):
+        for j, reached in enumerate(row):
+            if not reached:
+                raise RuntimeError(f"Output {i} of the user-provided function is "
+                                   f"independent of input {j}. This is not allowed in "
+                                   "strict mode.")
+
+
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian of func at inputs (nested as PyTorch's: outputs outer, inputs inner)."""
@@ -265,16 +294,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
             'Otherwise, prefer to use "reverse-mode".')
     forward = strategy == "forward-mode"
     if forward:
-        if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either set '
-                '`create_graph=False` or `strategy="reverse-mode"`.')
-        if strict:
-            raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either set '
-                '`strict=False` or `strategy="reverse-mode"`.')
+        _forward_mode_options(create_graph, strict)
     if create_graph:
         return _jacobian_graph(func, inputs, strict, vectorize)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
@@ -289,17 +309,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
     if strict:
         deps = dependence(pure, arrays)
         _check_outputs_require_grad(deps)
-        if vectorize:
-            raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
-                "not supported together. Please either set `strict=False` or "
-                "`vectorize=False`.")
-        for i, row in enumerate(deps):
-            for j, reached in enumerate(row):
-                if not reached:
-                    raise RuntimeError(f"Output {i} of the user-provided function is "
-                                       f"independent of input {j}. This is not allowed in "
-                                       "strict mode.")
+        _strict_reached(deps, vectorize)
     blocks = _jacobian_blocks(pure, arrays, forward)
     return _tuple_postprocess(blocks, (box.value, is_inputs_tuple))
 
@@ -311,16 +321,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     if outer_jacobian_strategy == "forward-mode":
-        if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either set '
-                '`create_graph=False` or `strategy="reverse-mode"`.')
-        if strict:
-            raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either set '
-                '`strict=False` or `strategy="reverse-mode"`.')
+        _forward_mode_options(create_graph, strict)
         if not vectorize:
             raise NotImplementedError("Computing Jacobian using forward-AD or "
                                       "forward-over-reverse Hessian isonly implemented for "
@@ -335,17 +336,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
         return with_out(*xs)[0]
     if strict:
         deps = _second_order_deps(scalar, arrays)
-        if vectorize:
-            raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
-                "not supported together. Please either set `strict=False` or "
-                "`vectorize=False`.")
-        for i, row in enumerate(deps):
-            for j, reached in enumerate(row):
-                if not reached:
-                    raise RuntimeError(f"Output {i} of the user-provided function is "
-                                       f"independent of input {j}. This is not allowed in "
-                                       "strict mode.")
+        _strict_reached(deps, vectorize)
     argnums = tuple(range(len(arrays)))
     h = jax.hessian(scalar, argnums=argnums)(*arrays)
     if outer_jacobian_strategy == "forward-mode":

@@ -18,6 +18,16 @@ from . import _argnums
 from ._vmap import wraps
 
 
+def split_aux(out, has_aux: bool, api: str):
+    """(output, aux) of f's result: with has_aux it must be a pair, as torch.func checks."""
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: "
+                           "(output, aux) if has_aux is True")
+    return out
+
+
 def _aux_arrays(aux, box):
     """aux's Tensors go through JAX as arrays (PyTorch accepts only Tensors in aux)."""
     arrays, template = F.split_tensors(aux)
@@ -58,12 +68,7 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
     api = "grad_and_value(f)(*args)"
 
     def post(out):
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{api}: output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
+        out, aux = split_aux(out, has_aux, api)
         if not isinstance(out, Tensor):
             raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
         if out.dim() != 0:
@@ -99,12 +104,7 @@ def _check_outputs(flat_out, api: str) -> None:
 def _output_pure(func, args, kwargs, slots, has_aux, api, out_box, aux_box):
     """The pure function of the differentiated arrays -> (flat output arrays, aux arrays)."""
     def post(out):
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{api}: output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
+        out, aux = split_aux(out, has_aux, api)
         flat, spec = F.tree_flatten(out)
         _check_outputs(flat, api)
         out_box.value = spec

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from .. import _functionalize as F
 from .._tensor import Tensor
 from . import _argnums
-from ._grad import _aux_arrays, _check_outputs, vjp_with_argnums
+from ._grad import _aux_arrays, _check_outputs, split_aux, vjp_with_argnums
 from ._randomness import check_randomness_arg
 from ._vmap import batched_call, wraps
 
@@ -109,12 +109,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         api = "jvp(f, primals, tangents)"
 
         def post(out):
-            aux = None
-            if has_aux:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise RuntimeError(f"{api}: output of function f should be a tuple: "
-                                       "(output, aux) if has_aux is True")
-                out, aux = out
+            out, aux = split_aux(out, has_aux, api)
             flat, spec = F.tree_flatten(out)
             _check_outputs(flat, api)
             _error_if_complex("jacfwd", flat, is_input=False)
