@@ -564,6 +564,27 @@ def _from_result(prep, cd) -> bool:
     return prep.result_grad is not None and cd is not None and cd.is_floating_point
 
 
+def vjp_of_inexact(f, primals, cts):
+    """The vjp of f at primals for cotangents `cts` (one per output of f, None for none):
+    integer and boolean outputs take no cotangent, missing ones are zeros."""
+    kept = []  # which outputs are differentiable, found while tracing
+
+    def g(*d):
+        outs = f(*d)
+        if isinstance(outs, (tuple, list)):
+            kept[:] = [k for k, o in enumerate(outs) if jnp.issubdtype(o.dtype, jnp.inexact)]
+            return tuple(outs[k] for k in kept)
+        return outs
+
+    outs, vjp = jax.vjp(g, *primals)
+    if isinstance(outs, tuple):
+        ct = tuple(cts[k] if cts[k] is not None else jnp.zeros_like(o)
+                   for k, o in zip(kept, outs))
+    else:
+        ct = cts[0] if cts[0] is not None else jnp.zeros_like(outs)
+    return vjp(ct)
+
+
 class BackwardSpec:
     """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
 
@@ -590,7 +611,6 @@ class BackwardSpec:
                     args[i] = z
                 else:
                     args[i][j] = z
-            inexact = []  # which outputs are differentiable, found while tracing
 
             def g(*d):
                 a = [list(x) if isinstance(x, list) else x for x in args]
@@ -599,22 +619,9 @@ class BackwardSpec:
                         a[i] = v
                     else:
                         a[i][j] = v
-                a = [tuple(x) if isinstance(x, list) else x for x in a]
-                outs = fwd(*a)
-                if isinstance(outs, (tuple, list)):
-                    inexact[:] = [k for k, o in enumerate(outs)
-                                  if jnp.issubdtype(o.dtype, jnp.inexact)]
-                    return tuple(outs[k] for k in inexact)
-                return outs
+                return fwd(*(tuple(x) if isinstance(x, list) else x for x in a))
 
-            primals = [args[i] if j < 0 else args[i][j] for i, j in diff]
-            outs, vjp = jax.vjp(g, *primals)
-            if isinstance(outs, tuple):
-                ct = tuple(cts[k] if cts[k] is not None else jnp.zeros_like(o)
-                           for k, o in zip(inexact, outs))
-            else:
-                ct = cts[0] if cts[0] is not None else jnp.zeros_like(outs)
-            return vjp(ct)
+            return vjp_of_inexact(g, [args[i] if j < 0 else args[i][j] for i, j in diff], cts)
 
         self.pure = pytorch_complex_convention(pure)
         self.jit = jax.jit(self.pure)

@@ -9,7 +9,6 @@ any order: the backward of a JaxSpec node is again a pure function of arrays.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from ._autograd.grad_mode import STATE
 from ._autograd.node import accumulator_of, node_class
@@ -35,22 +34,16 @@ class JaxSpec:
 
         def pure(saved, cts):
             args = list(saved)
-            kept = []  # positions of the differentiable (inexact) outputs, found while tracing
 
             def g(*d):
                 a = list(args)
                 for i, v in zip(diff, d):
                     a[i] = v
-                outs = fn(*a)
-                kept[:] = [k for k, o in enumerate(outs) if _inexact(o)]
-                return tuple(outs[k] for k in kept)
+                return fn(*a)
 
-            outs, vjp = jax.vjp(g, *(args[i] for i in diff))
-            ct = tuple(cts[k] if cts[k] is not None else jnp.zeros_like(o)
-                       for k, o in zip(kept, outs))
-            return vjp(ct)
+            return vjp_of_inexact(g, [args[i] for i in diff], cts)
 
-        from ._dispatch import pytorch_complex_convention
+        from ._dispatch import pytorch_complex_convention, vjp_of_inexact
         self.pure = pytorch_complex_convention(pure)
         self.jit = jax.jit(self.pure)
 
