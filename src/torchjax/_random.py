@@ -56,9 +56,11 @@ class Generator:
 
     def _base_key(self):
         if self._key is None:
-            # fold the 64-bit seed in as two 32-bit halves so every seed bit matters
-            k = jax.random.key(self._seed & 0xFFFFFFFF)
-            self._key = jax.random.fold_in(k, self._seed >> 32)
+            # fold the 64-bit seed in as two 32-bit halves so every seed bit matters; made
+            # concretely even inside a trace (torchjax.compile, func), since it is cached
+            with jax.ensure_compile_time_eval():
+                k = jax.random.key(self._seed & 0xFFFFFFFF)
+                self._key = jax.random.fold_in(k, self._seed >> 32)
         return self._key
 
     def next_key(self):
@@ -101,8 +103,15 @@ def set_rng_state(state) -> None:
 # While torchjax.func.vmap traces a function, it routes every draw's (key, offset) through
 # its randomness mode ('error' raises, 'different' folds the batch index into the key).
 KEY_HOOK = None
+# While torchjax.compile traces a step, DRAW_HOOK(generator, parts) turns the draw's key and
+# offset into values the compiled program takes as inputs, so each call draws anew instead of
+# replaying the mask the trace saw.
+DRAW_HOOK = None
 
 
 def key_parts(generator: Generator | None):
-    parts = (generator or default_generator)._next_key_parts()
+    gen = generator or default_generator
+    parts = gen._next_key_parts()
+    if DRAW_HOOK is not None:
+        parts = DRAW_HOOK(gen, parts)
     return parts if KEY_HOOK is None else KEY_HOOK(parts)

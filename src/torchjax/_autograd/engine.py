@@ -92,6 +92,11 @@ def _prune(order, targets):
     return [n for n in order if n in runs or n in wanted], runs
 
 
+# How many backward passes ran in this process: torchjax.compile tells from it whether a
+# traced step differentiated inside (its results are then not differentiable again).
+RUNS = [0]
+
+
 def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     """Propagate `root_grads` from `roots` [(node, output_nr)] back through the graph.
 
@@ -99,6 +104,7 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     With `targets` (a dict from (node, output_nr) to a callback), only those receive a
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
+    RUNS[0] += 1
     if targets is None and not anomaly.STATE.enabled and _run_fused(roots, root_grads,
                                                                       retain_graph):
         return

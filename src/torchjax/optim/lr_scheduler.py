@@ -71,6 +71,12 @@ def _set_momentum(scheduler, group: dict, momentum) -> None:
         group["momentum"] = momentum
 
 
+# While torchjax.compile traces a step, STEP_HOOK(scheduler, args) takes each scheduler step
+# out of the trace (returning True): a step is Python arithmetic on counters, which the
+# compiled function replays around the program on every call instead of freezing it.
+STEP_HOOK = None
+
+
 class _Flag:
     """Sets a boolean attribute of a scheduler for the duration of a with-block."""
 
@@ -181,6 +187,8 @@ class LRScheduler:
         raise NotImplementedError
 
     def step(self, epoch=None) -> None:
+        if STEP_HOOK is not None and STEP_HOOK(self, (epoch,)):
+            return
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
                 warnings.warn(
@@ -443,6 +451,8 @@ class SequentialLR(LRScheduler):
             scheds.last_epoch -= 1
 
     def step(self):
+        if STEP_HOOK is not None and STEP_HOOK(self, ()):
+            return
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
@@ -523,6 +533,8 @@ class ChainedScheduler(LRScheduler):
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
     def step(self):
+        if STEP_HOOK is not None and STEP_HOOK(self, ()):
+            return
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
@@ -568,6 +580,8 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def step(self, metrics, epoch=None):
+        if STEP_HOOK is not None and STEP_HOOK(self, (metrics, epoch)):
+            return
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
@@ -771,6 +785,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
     def step(self, epoch=None):
+        if STEP_HOOK is not None and STEP_HOOK(self, (epoch,)):
+            return
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:

@@ -146,6 +146,12 @@ def _array(v):
     return v._data if isinstance(v, Tensor) else jnp.asarray(v)
 
 
+# While torchjax.compile traces a step, HYPER_HOOK(optimizer, group, hypers) returns the
+# group's hyper-parameters as values the compiled program takes as inputs: a scheduler that
+# changes `lr` between calls then changes the program's input, never the program.
+HYPER_HOOK = None
+
+
 class Optimizer:
     """Base class of all optimizers: holds param_groups (dicts of params and hyper-parameters)
     and per-parameter state.
@@ -467,9 +473,12 @@ class Optimizer:
         else:
             fresh = [False] * len(ps)
         arrays = [{k: _array(v) for k, v in st.items()} for st in states] or [{}] * len(ps)
+        hypers = self._hypers(group)
+        if HYPER_HOOK is not None:
+            hypers = HYPER_HOOK(self, group, hypers)
         new_params, new_states = _run(
             type(self)._update, self._options(group), bool(group.get("maximize", False)),
-            self._hypers(group), [p._data for p in ps], [p.grad._data for p in ps], arrays,
+            hypers, [p._data for p in ps], [p.grad._data for p in ps], arrays,
             fresh)
         for p, a in zip(ps, new_params):
             p._write(a)

@@ -634,7 +634,23 @@ class Module:
                                   "exception that was silenced as another error was raised in "
                                   f"forward: {str(e)}", stacklevel=3)
 
-    __call__: Callable[..., Any] = _call_impl
+    # Module.compile() sets this (on the instance) to the compiled _call_impl
+    _compiled_call_impl = None
+
+    def __call__(self, *args, **kwargs):
+        compiled = self._compiled_call_impl
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's calls in place (PyTorch 2's Module.compile): the arguments
+        are torchjax.compile's. The compiled call runs the module's _call_impl, hooks
+        included."""
+        from ...compiler import CompiledFunction, compile
+        compiled = compile(self._call_impl, *args, **kwargs)
+        if isinstance(compiled, CompiledFunction):
+            object.__setattr__(self, "_compiled_call_impl", compiled)
 
     # -- attributes ------------------------------------------------------------------------
 

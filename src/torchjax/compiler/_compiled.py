@@ -1,0 +1,218 @@
+"""The compiled function: a cache of programs keyed by everything a trace decided on.
+
+Each call computes a key: the arguments' structure, each tensor argument's shape, dtype,
+device and requires_grad, the value of every other argument, the grad mode, and the
+signature of the state the function reaches (`_discover.walk`). A known key runs its program;
+a new one traces (and logs the reason under TORCHJAX_LOGS=recompiles). A signature that
+cannot be compiled (a graph break) runs eagerly from then on, after one warning; past
+`config.recompile_limit` programs, new signatures run eagerly too.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from jax.core import Tracer
+
+from .. import _logs
+from .._autograd.grad_mode import STATE
+from .._functionalize import tree_flatten
+from .._tensor import Tensor
+from . import _discover, config
+from ._breaks import GraphBreak, Unsupported, classify, describe
+from ._program import Program
+from ._trace import trace
+
+_EAGER = "eager"
+_TRACING = [0]  # > 0 while a compiled function traces (is_compiling)
+
+
+def is_compiling() -> bool:
+    return _TRACING[0] > 0
+
+
+def _value_key(x):
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
+        return (type(x), x)
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return (type(x), x) if not callable(x) else ("id", id(x))
+
+
+class CompiledFunction:
+    """fn compiled into one program per call signature (see the module docstring)."""
+
+    def __init__(self, fn, *, fullgraph=False, dynamic=None, donate=True, name=None):
+        self._fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.donate = donate
+        self._name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+        self._programs: dict = {}
+        self._last_key = None
+        self._limit_hit = False
+        self.compiles = 0
+        functools.update_wrapper(self, fn, updated=())
+
+    # -- introspection -------------------------------------------------------------------------
+
+    @property
+    def programs(self) -> list:
+        return [p for p in self._programs.values() if p is not _EAGER]
+
+    @property
+    def executions(self) -> int:
+        """XLA executions of this function's programs (a test counts them)."""
+        return sum(p.executions for p in self.programs)
+
+    def __get__(self, obj, objtype=None):
+        # a compiled method: bind like a function would
+        return self if obj is None else functools.partial(self, obj)
+
+    # -- a call --------------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if config.disabled[0] or _TRACING[0]:
+            # inside another compiled function's trace the code is simply part of that trace
+            return self._fn(*args, **kwargs)
+        leaves, spec = tree_flatten((args, kwargs))
+        inputs = [x for x in leaves if isinstance(x, Tensor)]
+        for t in inputs:
+            if isinstance(t._data, Tracer):  # inside a JAX transform (torchjax.func, ...)
+                return self._fn(*args, **kwargs)
+        src = _discover.roots(self._fn, args, kwargs)
+        state, state_sig = _discover.walk(src)
+        key = (spec, tuple(_input_key(x) for x in leaves), STATE.grad_enabled,
+               len({id(t) for t in inputs}), state_sig)
+        program = self._programs.get(key)
+        known = _known(inputs, state)
+        if program is None:
+            program = self._compile(key, args, kwargs, inputs, known, src)
+        if program is _EAGER:
+            return self._fn(*args, **kwargs)
+        return program.run(known)
+
+    def _compile(self, key, args, kwargs, inputs, known, src):
+        if self._programs and len(self.programs) >= config.recompile_limit:
+            if not self._limit_hit:
+                self._limit_hit = True
+                warnings.warn(
+                    f"torchjax.compile: {self._name} reached recompile_limit "
+                    f"({config.recompile_limit}) programs; last reason: "
+                    f"{_reason(self._last_key, key)}. New call signatures of this function "
+                    "run eagerly from now on. To see every recompile and its reason, set "
+                    "TORCHJAX_LOGS=recompiles; raise torchjax._dynamo.config.recompile_limit "
+                    "if the signatures are expected.", stacklevel=3)
+            self._programs[key] = _EAGER
+            return _EAGER
+        if self._last_key is not None and _logs.enabled("recompiles"):
+            _logs.log("recompiles", "Recompiling function %s: %s", self._name,
+                      _reason(self._last_key, key))
+        self._last_key = key
+        _TRACING[0] += 1
+        try:
+            traced = trace(self._fn, args, kwargs, known, src)
+        except Exception as e:
+            brk = classify(e)
+            if brk is None:
+                raise
+            msg = describe(brk, self._name)
+            if self.fullgraph:
+                raise Unsupported(msg) from e
+            if _logs.enabled("graph_breaks"):
+                _logs.log("graph_breaks", "%s", msg)
+            warnings.warn(msg + "; this call signature runs eagerly", stacklevel=4)
+            self._programs[key] = _EAGER
+            return _EAGER
+        finally:
+            _TRACING[0] -= 1
+        program = Program(traced, len(_unique(inputs)), self.donate, self._name)
+        self._programs[key] = program
+        self.compiles += 1
+        return program
+
+    def reset(self) -> None:
+        self._programs.clear()
+        self._last_key = None
+        self._limit_hit = False
+
+
+def _input_key(x):
+    if isinstance(x, Tensor):
+        a = x._data
+        return (a.shape, a.dtype, x._requires_grad, getattr(a, "sharding", None))
+    return _value_key(x)
+
+
+def _unique(tensors):
+    seen = set()
+    out = []
+    for t in tensors:
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def _known(inputs, state):
+    """The program's tensors in order: the arguments (each once), then the state."""
+    if not inputs:
+        return state
+    ids = {id(t) for t in inputs}
+    return [*_unique(inputs), *(t for t in state if id(t) not in ids)]
+
+
+def _reason(old, new) -> str:
+    """Why `new` needs another program than `old`: the first part of the key that differs."""
+    if old is None:
+        return "first call"
+    if old[0] != new[0]:
+        return "the arguments' structure changed"
+    if old[1] != new[1]:
+        for i, (a, b) in enumerate(zip(old[1], new[1])):
+            if a != b:
+                return f"argument {i} changed: {_show(a)} -> {_show(b)}"
+        return "the number of arguments changed"
+    if old[2] != new[2]:
+        return f"grad mode changed to {'enabled' if new[2] else 'disabled'}"
+    if old[3] != new[3]:
+        return "the same tensor is now passed as several arguments (or no longer)"
+    for a, b in zip(old[4], new[4]):
+        if a != b:
+            return f"the state the function reaches changed: {_show_state(a, b)}"
+    return "the state the function reaches changed (parameters, buffers or optimizer state " \
+           "were added or removed)"
+
+
+def _show(k) -> str:
+    if isinstance(k, tuple) and len(k) == 4 and isinstance(k[0], tuple):
+        shape, dtype, rg, _ = k
+        return f"Tensor(shape={list(shape)}, dtype={dtype}, requires_grad={rg})"
+    if isinstance(k, tuple) and len(k) == 2:
+        return repr(k[1])
+    return repr(k)
+
+
+def _show_state(a, b) -> str:
+    if isinstance(a, tuple) and isinstance(b, tuple) and a and isinstance(a[0], type) \
+            and a[0] is b[0] and len(a) == 6:
+        if a[1] != b[1]:
+            return f"{a[0].__name__}.training is now {b[1]} (model.train()/eval())"
+        return f"hooks of a {a[0].__name__} changed"
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == 4 and len(b) == 4:
+        if a[2] != b[2]:
+            return f"a tensor's requires_grad is now {b[2]}"
+        if a[3] != b[3]:
+            return "a parameter's .grad is now " + ("None" if b[3] else "set")
+        return f"a state tensor changed from {list(a[0])} {a[1]} to {list(b[0])} {b[1]}"
+    return f"{a!r} -> {b!r}"
+
+
+def compile_function(fn, **options) -> CompiledFunction:
+    return CompiledFunction(fn, **options)
+
+
+__all__ = ["CompiledFunction", "GraphBreak", "Unsupported", "is_compiling"]

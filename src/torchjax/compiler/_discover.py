@@ -1,0 +1,194 @@
+"""Which objects a compiled function can reach, and the state tensors they hold.
+
+A PyTorch step names its model, optimizer and scheduler as closure variables or globals, or
+reaches them through `self`. `roots(fn, args)` collects those objects (the "sources"); on
+every call `walk(sources)` lists the tensors they hold (parameters, buffers, gradients,
+optimizer state, loose tensors) in a fixed order, together with a signature of everything
+the trace decided on that a later call could change: which tensors (by identity) with which
+shapes, dtypes, requires_grad and gradient presence, `module.training`, the hooks, and the
+optimizer's parameter groups and state keys. A call whose signature differs is a new trace.
+
+Tensors the step reads that no source holds (a tensor in a container the walk does not
+enter) are still found during the trace (every op reports its arguments) and become inputs
+of the program; they are just not guarded by identity.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+
+from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ..optim.lr_scheduler import LRScheduler
+from ..optim.optimizer import Optimizer
+
+_MAX_DEPTH = 3
+
+
+class Sources:
+    """The modules, optimizers and loose tensors a function reaches, plus the containers
+    (lists, dicts) it reaches, which the trace checks for leaked tensors."""
+
+    __slots__ = ("modules", "optimizers", "tensors", "containers", "_seen")
+
+    def __init__(self):
+        self.modules: list = []
+        self.optimizers: list = []
+        self.tensors: list = []
+        self.containers: list = []
+        self._seen: set = set()
+
+    def add(self, v, depth: int = 0) -> None:
+        if id(v) in self._seen or depth > _MAX_DEPTH:
+            return
+        if isinstance(v, Tensor):
+            self._seen.add(id(v))
+            self.tensors.append(v)
+        elif isinstance(v, Module):
+            # the walk expands submodules on every call (a submodule may be replaced)
+            self._seen.add(id(v))
+            self.modules.append(v)
+        elif isinstance(v, Optimizer):
+            self._seen.add(id(v))
+            self.optimizers.append(v)
+        elif isinstance(v, LRScheduler):
+            self._seen.add(id(v))
+            self.add(v.optimizer, depth + 1)
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            self._seen.add(id(v))
+            if isinstance(v, list):
+                self.containers.append(v)
+            for x in v:
+                self.add(x, depth + 1)
+        elif isinstance(v, dict):
+            self._seen.add(id(v))
+            self.containers.append(v)
+            for x in v.values():
+                self.add(x, depth + 1)
+        elif isinstance(v, functools.partial):
+            self._seen.add(id(v))
+            self.add_callable(v.func, depth + 1)
+            for x in (*v.args, *v.keywords.values()):
+                self.add(x, depth + 1)
+        elif isinstance(v, (types.FunctionType, types.MethodType)):
+            self.add_callable(v, depth + 1)
+        elif _is_plain_object(v) and depth <= 1:
+            # an object holding the model and optimizer (a Trainer's `self`)
+            self._seen.add(id(v))
+            for x in vars(v).values():
+                self.add(x, depth + 1)
+
+    def add_callable(self, fn, depth: int = 0) -> None:
+        if id(fn) in self._seen:
+            return
+        self._seen.add(id(fn))
+        if isinstance(fn, types.MethodType):
+            self.add(fn.__self__, depth)
+            fn = fn.__func__
+        if not isinstance(fn, types.FunctionType):
+            if isinstance(fn, Module):
+                self.add(fn, depth)
+            elif callable(fn) and _is_plain_object(fn):
+                self.add(fn, depth)
+            return
+        for cell in fn.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell (a name assigned later in the enclosing scope)
+                continue
+            self.add(value, depth)
+        g = fn.__globals__
+        for name in _global_names(fn.__code__):
+            if name in g:
+                v = g[name]
+                if not isinstance(v, (types.ModuleType, type)):
+                    self.add(v, depth)
+
+
+def _is_plain_object(v) -> bool:
+    return (hasattr(v, "__dict__") and not isinstance(v, (type, types.ModuleType,
+                                                          types.FunctionType)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _global_names(code) -> tuple:
+    """The global names a code object and its nested functions/comprehensions read."""
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.extend(_global_names(c))
+    return tuple(dict.fromkeys(names))
+
+
+def roots(fn, args, kwargs) -> Sources:
+    src = Sources()
+    src.add_callable(fn)
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, (Module, Optimizer, LRScheduler)):
+            src.add(a)
+    return src
+
+
+def walk(src: Sources):
+    """(state tensors in a fixed order, the signature guarding them).
+
+    The program reads state by position in this list, so the signature holds positions,
+    shapes, dtypes and flags, not identities: a new batch of gradients or a replaced buffer
+    of the same shape needs no new trace. Each tensor appears once; a gradient follows its
+    parameter."""
+    tensors: list = []
+    sig: list = []
+    seen: set = set()
+
+    def tensor(t):
+        if id(t) in seen:
+            sig.append(-1)  # the same tensor again (tied weights): a different structure
+            return
+        seen.add(id(t))
+        tensors.append(t)
+        a = t._data
+        g = t._grad
+        sig.append((a.shape, a.dtype, t._requires_grad, g is None))
+        if g is not None and id(g) not in seen:
+            seen.add(id(g))
+            tensors.append(g)
+            sig.append((g._data.shape, g._data.dtype))
+
+    for root in src.modules:
+        for m in root.modules():
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            sig.append((type(m), m.training, len(m._forward_hooks), len(m._forward_pre_hooks),
+                        len(m._backward_hooks), len(m._backward_pre_hooks)))
+            for name, p in m._parameters.items():
+                sig.append(name)
+                if p is not None:
+                    tensor(p)
+            for name, b in m._buffers.items():
+                sig.append(name)
+                if b is not None:
+                    tensor(b)
+    for opt in src.optimizers:
+        sig.append(type(opt))
+        for group in opt.param_groups:
+            for k, v in group.items():
+                if k == "params":
+                    sig.append(len(v))
+                    for p in v:
+                        tensor(p)
+                elif type(v) is float or type(v) is int:
+                    sig.append(v == 0)  # values are program inputs; zero changes the update
+                elif isinstance(v, (bool, str, type(None), tuple)):
+                    sig.append((k, v) if not isinstance(v, tuple) else (k, len(v)))
+        for st in opt.state.values():
+            for k, v in st.items():
+                sig.append(k)
+                if isinstance(v, Tensor):
+                    tensor(v)
+                else:
+                    sig.append(v if isinstance(v, (int, float, bool, str)) else type(v))
+    for t in src.tensors:
+        tensor(t)
+    return tensors, tuple(sig)

@@ -1,0 +1,144 @@
+"""A traced step as one jitted XLA program: gather the state, run, write the state back.
+
+The jaxpr's constants (hyper-parameters, generator keys and offsets, tensors found while
+tracing) become leading inputs, read anew on every call; then come the arrays of the known
+tensors. Arrays of state the step overwrites are donated, so a step does not hold two copies
+of the parameters and optimizer state, unless something else still references the array (a
+`p.detach()` the user kept, a graph saved by an eager forward): that call passes a copy
+instead, so no reachable tensor is left holding a deleted array.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
+
+from .._autograd.grad_mode import STATE
+from .._functionalize import tree_unflatten
+from .._jax_node import edge_of, record
+from .._tensor import Tensor
+from ._trace import Extra, Hyper, Literal, RngKey, RngOffset, TensorWrite
+
+try:
+    from jax._src.interpreters.partial_eval import convert_constvars_jaxpr
+except ImportError:  # pragma: no cover - moved in a newer jax
+    from jax.interpreters.partial_eval import convert_constvars_jaxpr
+
+_copy = jax.jit(jnp.copy)
+
+
+class Program:
+    """One compiled signature of a compiled function."""
+
+    def __init__(self, traced, n_input_known: int, donate: bool, name: str):
+        self.traced = tr = traced
+        jaxpr = convert_constvars_jaxpr(tr.jaxpr.jaxpr)
+        self.n_consts = len(tr.jaxpr.consts)
+        fun = jaxpr_as_fun(ClosedJaxpr(jaxpr, ()))
+        fun.__name__ = name
+        self.slots = tr.const_slots
+        self.array_of = tr.array_of
+        self.n_arrays = tr.n_known
+        self.writes = tr.writes
+        self.draws = tr.draws
+        self.pre_steps = [(s, a) for s, a, after in tr.scheduler_steps if not after]
+        self.post_steps = [(s, a) for s, a, after in tr.scheduler_steps if after]
+        # donate an array when every tensor holding it is state the step overwrites
+        written = {w.t for w, _ in tr.writes if isinstance(w, TensorWrite)}
+        holders: dict = {}
+        for i, j in enumerate(tr.array_of):
+            holders.setdefault(j, []).append(i)
+        self.donated = tuple(j for j, idx in holders.items() if donate and all(
+            i >= n_input_known and i in written for i in idx))
+        self.holders = {j: len(holders[j]) for j in self.donated}
+        self.fun = fun
+        self.jitted = jax.jit(fun, donate_argnums=tuple(self.n_consts + j for j in self.donated))
+        self.differentiable = (not tr.backward_ran) and any(tr.out_requires_grad)
+        self._flat = None
+        self.n_outputs = tr.n_outputs
+        self.executions = 0
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def _consts(self):
+        hypers: dict = {}
+        out = []
+        for s in self.slots:
+            cls = s.__class__
+            if cls is Literal:
+                out.append(s.value)
+            elif cls is Hyper:
+                k = (id(s.opt), s.group)
+                h = hypers.get(k)
+                if h is None:
+                    h = hypers[k] = s.opt._hypers(s.opt.param_groups[s.group])
+                out.append(h[s.key])
+            elif cls is RngKey:
+                out.append(s.gen._base_key())
+            elif cls is RngOffset:
+                out.append(np.uint32(s.gen._offset & 0xFFFFFFFF))
+            elif cls is Extra:
+                out.append(s.t._data)
+        return out
+
+    def _arrays(self, known):
+        arrays = [None] * self.n_arrays
+        for t, j in zip(known, self.array_of):
+            arrays[j] = t._data
+        for j in self.donated:
+            # references: the holders' _data, this list, getrefcount's argument
+            if sys.getrefcount(arrays[j]) > self.holders[j] + 2:
+                arrays[j] = _copy(arrays[j])
+        return arrays
+
+    # -- a call --------------------------------------------------------------------------------
+
+    def run(self, known):
+        for sched, args in self.pre_steps:
+            sched.step(*args)
+        consts = self._consts()
+        arrays = self._arrays(known)
+        n = self.n_outputs
+        if self.differentiable and STATE.grad_enabled:
+            outs = self._run_recorded(known, consts, arrays)
+            raw = [t._data for t in outs[n:]]
+        else:
+            raw = self.jitted(*consts, *arrays)
+            outs = [Tensor._wrap(o) for o in raw[:n]]
+            raw = raw[n:]
+        self.executions += 1
+        it = iter(raw)
+        for w, has_value in self.writes:
+            w.put(known, next(it) if has_value else None)
+        for gen, n in self.draws:
+            gen._offset += n
+        for sched, args in self.post_steps:
+            sched.step(*args)
+        tr = self.traced
+        leaves = list(tr.out_template)
+        res = iter(outs[:n])
+        for i, v in enumerate(leaves):
+            if v is None:
+                leaves[i] = next(res)
+        return tree_unflatten(leaves, tr.out_spec)
+
+    def _run_recorded(self, known, consts, arrays):
+        """The program as one tape node (a compiled forward called with grad): its backward
+        is JAX's vjp of the program."""
+        if self._flat is None:
+            fun = self.fun
+            self._flat = lambda *a: tuple(fun(*a))
+        edges = []
+        for s in self.slots:
+            edges.append(edge_of(s.t) if s.__class__ is Extra else None)
+        by_array: list = [None] * self.n_arrays
+        for t, j in zip(known, self.array_of):
+            if by_array[j] is None or (t._requires_grad and not by_array[j]._requires_grad):
+                by_array[j] = t
+        edges.extend(edge_of(t) for t in by_array)
+        return list(record(self._flat, (*consts, *arrays), tuple(edges),
+                           "CompiledFunctionBackward"))

@@ -1,0 +1,406 @@
+"""One trace of a Python step into a jaxpr, with the state it reads and writes.
+
+The step runs once under `jax.make_jaxpr`, on the very objects the user made: every known
+tensor (the call's tensor arguments and the state `_discover.walk` lists) holds a tracer in
+place of its array while it runs, so nothing the trace reads is frozen into the program.
+Values found only while the step runs become the jaxpr's constants and are then turned into
+inputs, each mapped back to where a later call reads it:
+
+- optimizer hyper-parameters (`lr`, betas, ...): `optim.optimizer.HYPER_HOOK` hands the
+  update fresh 0-d arrays, read from the param group again on every call;
+- random draws: `_random.DRAW_HOOK` gives each generator's draws the generator's key and
+  its offset at the start of the call (plus the draw's position), so dropout draws anew each
+  call, exactly the masks eager mode draws from the same seed;
+- tensors no source holds, reported by the ops that read them (`_dispatch.CAPTURE`).
+
+Scheduler steps are taken out of the trace (`lr_scheduler.STEP_HOOK`) and replayed around the
+program on every call. After the step returns, every change it made to Python-visible state
+is listed as a write: a tensor whose array changed, a new gradient, new optimizer state, a
+buffer replaced. Then everything is put back as it was before the trace, so the first call
+runs the program like every later one.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.core import Tracer
+
+from .. import _random
+from .._autograd import engine
+from .._functionalize import tree_flatten
+from .._tensor import Tensor
+from ..optim import lr_scheduler as _lr_scheduler
+from ..optim import optimizer as _optimizer
+from ..utils._capture import watching
+from ._breaks import GraphBreak
+
+# -- writes: where a value the program returns goes back -------------------------------------
+
+
+class TensorWrite:
+    """An existing tensor took a new value (in-place op, optimizer update, buffer update)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+    def put(self, known, value):
+        t = known[self.t]
+        t._counter()[0] += 1
+        t._data = value
+        if t._views:
+            t._refresh_views()
+
+
+class GradWrite:
+    """A parameter's .grad became a new tensor (the first backward after zero_grad)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+    def put(self, known, value):
+        known[self.t]._grad = Tensor._wrap(value)
+
+
+class GradClear:
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+    def put(self, known, value):
+        known[self.t]._grad = None
+
+
+class DictWrite:
+    """A new tensor stored under a key of a dict that outlives the call (a module's
+    buffers or attributes)."""
+
+    __slots__ = ("d", "key", "requires_grad")
+
+    def __init__(self, d, key, requires_grad):
+        self.d, self.key, self.requires_grad = d, key, requires_grad
+
+    def put(self, known, value):
+        self.d[self.key] = Tensor._wrap(value, self.requires_grad)
+
+
+class OptStateWrite:
+    """Optimizer state created by the step (the first step makes it lazily)."""
+
+    __slots__ = ("opt", "p", "key")
+
+    def __init__(self, opt, p, key):
+        self.opt, self.p, self.key = opt, p, key
+
+    def put(self, known, value):
+        self.opt.state[known[self.p]][self.key] = Tensor._wrap(value)
+
+
+# -- inputs the trace discovered while running -----------------------------------------------
+
+
+class Hyper:
+    """A hyper-parameter of an optimizer's param group, read anew on each call."""
+
+    __slots__ = ("opt", "group", "key")
+
+    def __init__(self, opt, group, key):
+        self.opt, self.group, self.key = opt, group, key
+
+
+class RngKey:
+    __slots__ = ("gen",)
+
+    def __init__(self, gen):
+        self.gen = gen
+
+
+class RngOffset:
+    __slots__ = ("gen",)
+
+    def __init__(self, gen):
+        self.gen = gen
+
+
+class Extra:
+    """A tensor the step read that no source holds (held strongly: it is an input)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+
+class Literal:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+# -- the snapshot that undoes a trace ----------------------------------------------------------
+
+
+class Snapshot:
+    """Everything a trace may change, as it was before; restore() puts it back."""
+
+    def __init__(self, tensors, src, generators):
+        self.tensors = [(t, t._data, t._grad, t._grad_fn, t._output_nr, t._requires_grad,
+                         t._vc[0] if t._vc is not None else None) for t in tensors]
+        self.views = []
+        for t in tensors:
+            for r in t._views or ():
+                v = r()
+                if v is not None:
+                    self.views.append((v, v._data))
+        self.modules = []
+        for root in src.modules:
+            for m in root.modules():
+                self.modules.append((m, dict(m.__dict__), dict(m._parameters),
+                                     dict(m._buffers), dict(m._modules)))
+        self.optimizers = []
+        for opt in src.optimizers:
+            self.optimizers.append((opt, [(p, st, dict(st)) for p, st in opt.state.items()],
+                                    [dict(g) for g in opt.param_groups]))
+        self.generators = [(g, g._offset) for g in generators]
+
+    def restore(self):
+        for t, data, grad, fn, nr, rg, version in self.tensors:
+            t._data, t._grad, t._grad_fn, t._output_nr, t._requires_grad = data, grad, fn, nr, rg
+            if version is not None:
+                t._vc[0] = version
+        for v, data in self.views:
+            v._data = data
+        for m, d, params, buffers, mods in self.modules:
+            for target, saved in ((m._parameters, params), (m._buffers, buffers),
+                                  (m._modules, mods)):
+                target.clear()
+                target.update(saved)
+            m.__dict__.clear()
+            m.__dict__.update(d)
+        for opt, states, groups in self.optimizers:
+            opt.state.clear()
+            for p, st, items in states:
+                st.clear()
+                st.update(items)
+                opt.state[p] = st
+            for g, saved in zip(opt.param_groups, groups):
+                g.clear()
+                g.update(saved)
+        for g, offset in self.generators:
+            g._offset = offset
+
+
+# -- the trace -----------------------------------------------------------------------------------
+
+
+class Traced:
+    """What one trace found: the jaxpr and how to feed it and read it back."""
+
+    __slots__ = ("jaxpr", "const_slots", "n_known", "array_of", "writes", "out_spec",
+                 "out_template", "out_requires_grad", "backward_ran", "draws", "scheduler_steps",
+                 "n_outputs", "input_positions")
+
+
+def _is_traced(x) -> bool:
+    return isinstance(x, Tracer)
+
+
+def trace(fn, args, kwargs, known, src) -> Traced:
+    """Trace fn(*args, **kwargs) with the arrays of `known` (the tensor arguments, then the
+    state from walk, each tensor once) as the program's inputs."""
+    ids = {id(t): i for i, t in enumerate(known)}
+    # tensors sharing one array (p and p.data) share one program input
+    arrays: list = []
+    array_ids: dict = {}
+    array_of: list = []
+    for t in known:
+        a = t._data
+        i = array_ids.get(id(a))
+        if i is None:
+            i = array_ids[id(a)] = len(arrays)
+            arrays.append(a)
+        array_of.append(i)
+
+    generators = [_random.default_generator]
+    snapshot = Snapshot(known, src, generators)
+    grads0 = [t._grad for t in known]
+    modules = [m for root in src.modules for m in root.modules()]
+    opt_state0 = {id(opt): {id(p): (st, dict(st)) for p, st in opt.state.items()}
+                  for opt in src.optimizers}
+
+    hypers: dict = {}        # id(const) -> Hyper
+    rng: dict = {}           # generator -> [offset at its first draw, key const, offset const]
+    sched_steps: list = []   # (scheduler, args, after an optimizer step)
+    stepped = [False]
+    extras: dict = {}        # id(tensor) -> (tensor, array before the trace)
+
+    def hyper_hook(opt, group, values):
+        stepped[0] = True
+        out = {}
+        gi = next(i for i, g in enumerate(opt.param_groups) if g is group)
+        for k, v in values.items():
+            with jax.ensure_compile_time_eval():  # a concrete array: a const of the jaxpr
+                c = jnp.asarray(v)
+            hypers[id(c)] = (c, Hyper(opt, gi, k))
+            out[k] = c
+        return out
+
+    def draw_hook(gen, parts):
+        key, off = parts
+        st = rng.get(gen)
+        if st is None:
+            if gen not in generators:
+                generators.append(gen)
+                snapshot.generators.append((gen, int(off)))
+            with jax.ensure_compile_time_eval():
+                st = rng[gen] = [int(off), gen._base_key(), jnp.asarray(np.uint32(int(off)))]
+        k = int(off) - st[0]
+        return st[1], (st[2] + np.uint32(k) if k else st[2])
+
+    def step_hook(sched, sargs):
+        if any(isinstance(a, Tensor) for a in sargs):
+            raise GraphBreak(f"{type(sched).__name__}.step() is given a tensor, whose value "
+                             "decides the learning rate; call it outside the compiled "
+                             "function with metric.item()")
+        sched_steps.append((sched, sargs, stepped[0]))
+        return True
+
+    def see(dyn):
+        for v in dyn:
+            for t in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(t, Tensor) and id(t) not in ids and id(t) not in extras \
+                        and not _is_traced(t._data):
+                    extras[id(t)] = (t, t._data)
+
+    result: dict = {}
+    runs0 = engine.RUNS[0]
+
+    def body(*tracers):
+        for t, i in zip(known, array_of):
+            t._data = tracers[i]
+            if t._grad_fn is not None:  # a non-leaf argument is a leaf inside the step
+                t._grad_fn = None
+        for t in known:
+            if t._views:
+                t._refresh_views()
+        out = fn(*args, **kwargs)
+        leaves, spec = tree_flatten(out)
+        outs, template, out_rg = [], [], []
+        for x in leaves:
+            if isinstance(x, Tensor):
+                outs.append(x._data)
+                out_rg.append(x._requires_grad)
+                template.append(None)
+            else:
+                template.append(x)
+        writes, values = _writes(known, array_of, tracers, grads0, modules, src, opt_state0,
+                                 extras, ids)
+        for gen, st in rng.items():
+            st.append(gen._offset)  # draws made = offset now - offset at the first draw
+        result.update(spec=spec, template=template, out_rg=out_rg, writes=writes,
+                      n_outputs=len(outs))
+        return outs, values
+
+    prev = (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK)
+    _optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK = (
+        hyper_hook, draw_hook, step_hook)
+    try:
+        with watching(see):
+            closed = jax.make_jaxpr(body)(*arrays)
+    finally:
+        _optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK = prev
+        snapshot.restore()
+
+    tr = Traced()
+    tr.jaxpr = closed
+    tr.n_known = len(arrays)
+    tr.array_of = array_of
+    tr.writes = result["writes"]
+    tr.out_spec = result["spec"]
+    tr.out_template = result["template"]
+    tr.out_requires_grad = result["out_rg"]
+    tr.n_outputs = result["n_outputs"]
+    tr.backward_ran = engine.RUNS[0] != runs0
+    tr.draws = [(gen, st[3] - st[0]) for gen, st in rng.items()]
+    tr.scheduler_steps = sched_steps
+    rng_slots = {}
+    for gen, st in rng.items():
+        rng_slots[id(st[1])] = RngKey(gen)
+        rng_slots[id(st[2])] = RngOffset(gen)
+    extra_arrays = {id(a): Extra(t) for t, a in extras.values()}
+    slots = []
+    for c in closed.consts:
+        k = id(c)
+        if k in hypers:
+            slots.append(hypers[k][1])
+        elif k in rng_slots:
+            slots.append(rng_slots[k])
+        elif k in extra_arrays:
+            slots.append(extra_arrays[k])
+        else:
+            slots.append(Literal(c))
+    tr.const_slots = slots
+    return tr
+
+
+def _writes(known, array_of, tracers, grads0, modules, src, opt_state0, extras, ids):
+    """(write targets, their values) for every change the step made to outside state."""
+    writes, values = [], []
+
+    def add(w, v):
+        # a write without a value (a gradient set to None) is not a program output
+        writes.append((w, v is not None))
+        if v is not None:
+            values.append(v)
+
+    for i, t in enumerate(known):
+        if t._data is not tracers[array_of[i]] and (t._base is None or id(t._base) not in ids):
+            add(TensorWrite(i), t._data)
+        g0, g = grads0[i], t._grad
+        if g is not g0:
+            if g is None:
+                add(GradClear(i), None)
+            elif id(g) not in ids:
+                add(GradWrite(i), g._data)
+    for t, a in list(extras.values()):
+        if t._data is not a:
+            raise GraphBreak("an in-place change to a tensor the compiled function reached "
+                             "only through a container it does not walk; pass the tensor as "
+                             "an argument or keep it on a module (register_buffer)")
+    for m in modules:
+        for name, b in m._buffers.items():
+            if b is not None and id(b) not in ids and _is_traced(b._data):
+                add(DictWrite(m._buffers, name, b._requires_grad), b._data)
+        for name, p in m._parameters.items():
+            if p is not None and id(p) not in ids:
+                raise GraphBreak(f"parameter {name!r} of {type(m).__name__} is replaced "
+                                 "inside the compiled function")
+        for name, v in m.__dict__.items():
+            if isinstance(v, Tensor) and id(v) not in ids and _is_traced(v._data):
+                add(DictWrite(m.__dict__, name, v._requires_grad), v._data)
+    for opt in src.optimizers:
+        before = opt_state0[id(opt)]
+        for p, st in opt.state.items():
+            old = before.get(id(p))
+            for k, v in st.items():
+                if isinstance(v, Tensor):
+                    if old is None or old[1].get(k) is not v:
+                        add(OptStateWrite(opt, ids[id(p)], k), v._data)
+                elif old is not None and old[1].get(k, v) != v:
+                    raise GraphBreak(f"{type(opt).__name__} keeps a Python number in its state "
+                                     f"({k!r}) that changes every step")
+    for c in src.containers:
+        items = c.values() if isinstance(c, dict) else c
+        for v in items:
+            if isinstance(v, Tensor) and _is_traced(v._data):
+                raise GraphBreak("a tensor made inside the compiled function is stored in a "
+                                 f"{type(c).__name__} it does not return; return it instead "
+                                 "(or store loss.item() outside the compiled function)")
+    return writes, values
