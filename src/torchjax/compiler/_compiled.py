@@ -110,7 +110,7 @@ class CompiledFunction:
             return _EAGER
         if self._last_key is not None and _logs.enabled("recompiles"):
             _logs.log("recompiles", "Recompiling function %s: %s", self._name,
-                      _reason(self._last_key, key))
+                      _reason(self._closest(key), key))
         self._last_key = key
         _TRACING[0] += 1
         try:
@@ -133,6 +133,16 @@ class CompiledFunction:
         self._programs[key] = program
         self.compiles += 1
         return program
+
+    def _closest(self, key):
+        """The cached key that differs from `key` in the fewest parts (what the log compares
+        with); the last one on a tie."""
+        best, score = self._last_key, None
+        for k in self._programs:
+            d = _distance(k, key)
+            if score is None or d <= score:
+                best, score = k, d
+        return best
 
     def reset(self) -> None:
         self._programs.clear()
@@ -165,17 +175,27 @@ def _known(inputs, state):
     return [*_unique(inputs), *(t for t in state if id(t) not in ids)]
 
 
+def _distance(a, b) -> int:
+    """How many entries two keys differ in (argument leaves and state entries one by one)."""
+    d = (a[0] != b[0]) + (a[2] != b[2]) + (a[3] != b[3])
+    for part in (1, 4):
+        x, y = a[part], b[part]
+        d += abs(len(x) - len(y)) + sum(u != v for u, v in zip(x, y))
+    return d
+
+
 def _reason(old, new) -> str:
     """Why `new` needs another program than `old`: the first part of the key that differs."""
     if old is None:
         return "first call"
-    if old[0] != new[0]:
-        return "the arguments' structure changed"
-    if old[1] != new[1]:
+    if old[1] != new[1] or old[0] != new[0]:
         for i, (a, b) in enumerate(zip(old[1], new[1])):
             if a != b:
                 return f"argument {i} changed: {_show(a)} -> {_show(b)}"
-        return "the number of arguments changed"
+        if len(old[1]) != len(new[1]):
+            return (f"{len(new[1])} arguments instead of {len(old[1])} (now "
+                    f"{', '.join(_show(k) for k in new[1])})")
+        return "the arguments' structure changed"
     if old[2] != new[2]:
         return f"grad mode changed to {'enabled' if new[2] else 'disabled'}"
     if old[3] != new[3]:

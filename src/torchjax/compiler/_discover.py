@@ -173,15 +173,16 @@ def walk(src: Sources):
     for opt in src.optimizers:
         sig.append(type(opt))
         for group in opt.param_groups:
+            # numbers are program inputs; what the update compiles in is _options/_stateful
+            sig.append((opt._options(group), opt._stateful(group),
+                        bool(group.get("maximize", False))))
             for k, v in group.items():
                 if k == "params":
                     sig.append(len(v))
                     for p in v:
                         tensor(p)
-                elif type(v) is float or type(v) is int:
-                    sig.append(v == 0)  # values are program inputs; zero changes the update
-                elif isinstance(v, (bool, str, type(None), tuple)):
-                    sig.append((k, v) if not isinstance(v, tuple) else (k, len(v)))
+                elif isinstance(v, (str, type(None))) or type(v) is bool:
+                    sig.append((k, v))
         for st in opt.state.values():
             for k, v in st.items():
                 sig.append(k)

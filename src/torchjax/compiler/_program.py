@@ -21,7 +21,7 @@ from .._autograd.grad_mode import STATE
 from .._functionalize import tree_unflatten
 from .._jax_node import edge_of, record
 from .._tensor import Tensor
-from ._trace import Extra, Hyper, Literal, RngKey, RngOffset, TensorWrite
+from ._trace import OUT, Extra, Hyper, Literal, RngKey, RngOffset, TensorWrite
 
 try:
     from jax._src.interpreters.partial_eval import convert_constvars_jaxpr
@@ -114,15 +114,15 @@ class Program:
         it = iter(raw)
         for w, has_value in self.writes:
             w.put(known, next(it) if has_value else None)
-        for gen, n in self.draws:
-            gen._offset += n
+        for gen, count in self.draws:
+            gen._offset += count
         for sched, args in self.post_steps:
             sched.step(*args)
         tr = self.traced
         leaves = list(tr.out_template)
         res = iter(outs[:n])
         for i, v in enumerate(leaves):
-            if v is None:
+            if v is OUT:
                 leaves[i] = next(res)
         return tree_unflatten(leaves, tr.out_spec)
 

@@ -36,6 +36,8 @@ from ..optim import optimizer as _optimizer
 from ..utils._capture import watching
 from ._breaks import GraphBreak
 
+OUT = object()  # marks a tensor output's place among the result's leaves
+
 # -- writes: where a value the program returns goes back -------------------------------------
 
 
@@ -297,7 +299,7 @@ def trace(fn, args, kwargs, known, src) -> Traced:
             if isinstance(x, Tensor):
                 outs.append(x._data)
                 out_rg.append(x._requires_grad)
-                template.append(None)
+                template.append(OUT)
             else:
                 template.append(x)
         writes, values = _writes(known, array_of, tracers, grads0, modules, src, opt_state0,

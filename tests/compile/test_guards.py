@@ -1,0 +1,173 @@
+"""Recompiles: whatever a trace assumed that a later call changes gives a new program (never
+a stale one), each with its logged reason; past recompile_limit the function runs eagerly."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import torchjax as torch
+from torchjax import nn
+
+
+def _pair():
+    """The same model and function twice: one to run eagerly, one compiled."""
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 2))
+
+    def fn(x, scale=1.0, flag=False):
+        y = m(x) * scale
+        return y.relu() if flag else y
+
+    return m, fn
+
+
+def _check(fn, cfn, *args, **kwargs):
+    torch.manual_seed(7)
+    want = fn(*args, **kwargs)
+    torch.manual_seed(7)
+    got = cfn(*args, **kwargs)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6,
+                               atol=1e-7)
+    assert got.requires_grad == want.requires_grad
+    return got
+
+
+def test_every_guard_recompiles_and_matches_eager(caplog):
+    m, fn = _pair()
+    cfn = torch.compile(fn)
+    x = torch.randn(2, 3)
+    with caplog.at_level(logging.INFO, logger="torchjax.recompiles"):
+        _check(fn, cfn, x)
+        _check(fn, cfn, x)                         # same signature: no new program
+        assert cfn.compiles == 1
+        _check(fn, cfn, torch.randn(5, 3))          # shape
+        _check(fn, cfn, x.double().float())         # same again: cached
+        assert cfn.compiles == 2
+        m.double()
+        _check(fn, cfn, x.double())                 # dtypes of input and parameters
+        m.float()
+        _check(fn, cfn, x, 2.0)                     # a Python scalar
+        _check(fn, cfn, x, 2.0, True)               # a flag
+        m.eval()
+        _check(fn, cfn, x)                          # module.training
+        m.train()
+        with torch.no_grad():
+            _check(fn, cfn, x)                      # grad mode
+        m[0].weight.requires_grad_(False)           # a frozen parameter
+        _check(fn, cfn, x)
+        m[0].weight.requires_grad_(True)
+    reasons = [r.getMessage() for r in caplog.records]
+    text = "\n".join(reasons)
+    for phrase in ("argument 0 changed", "2.0", "Sequential.training is now False",
+                   "grad mode changed", "requires_grad is now False"):
+        assert phrase in text, (phrase, text)
+    assert all(r.startswith("Recompiling function _pair.<locals>.fn: ") for r in reasons)
+
+
+def test_scheduler_changes_lr_without_recompiling():
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: 1.0 / (1 + e))
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+        sched.step()
+
+    x = torch.ones(1, 3)
+    for _ in range(6):
+        w0 = model.weight.detach().clone()
+        lr = opt.param_groups[0]["lr"]
+        step(x)
+        np.testing.assert_allclose((w0 - model.weight.detach()).numpy(), lr * np.ones((1, 3)),
+                                   rtol=1e-5)
+    assert sched.last_epoch == 6 and step.compiles == 2
+
+
+def test_new_param_group_and_replaced_parameter_rediscovered():
+    torch.manual_seed(0)
+    model = nn.Linear(2, 1)
+    extra = nn.Parameter(torch.ones(1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+
+    def step(x):
+        opt.zero_grad()
+        (model(x) * extra).sum().backward()
+        opt.step()
+
+    cstep = torch.compile(step)
+    x = torch.ones(1, 2)
+    cstep(x)
+    opt.add_param_group({"params": [extra], "lr": 0.1})
+    cstep(x)
+    # the new group's parameter moved as eager moves it
+    torch.manual_seed(0)
+    m2 = nn.Linear(2, 1)
+    e2 = nn.Parameter(torch.ones(1))
+    o2 = torch.optim.SGD(m2.parameters(), lr=0.5)
+    o2.zero_grad()
+    (m2(x) * e2).sum().backward()
+    o2.step()
+    o2.add_param_group({"params": [e2], "lr": 0.1})
+    o2.zero_grad()
+    (m2(x) * e2).sum().backward()
+    o2.step()
+    np.testing.assert_allclose(extra.detach().numpy(), e2.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(model.weight.detach().numpy(), m2.weight.detach().numpy(),
+                               rtol=1e-6)
+    # replacing the parameter object: the compiled step reads the new one
+    model.weight = nn.Parameter(torch.full((1, 2), 3.0))
+    opt.param_groups[0]["params"][0] = model.weight
+    cstep(x)
+    assert model.weight.grad is not None
+    assert not np.allclose(model.weight.detach().numpy(), 3.0)
+
+
+def test_recompile_limit_falls_back_to_eager(monkeypatch):
+    from torchjax.compiler import config
+    monkeypatch.setattr(config, "recompile_limit", 3)
+
+    @torch.compile
+    def f(x):
+        return x * 2
+
+    for n in range(1, 4):
+        f(torch.ones(n))
+    with pytest.warns(UserWarning, match="recompile_limit"):
+        out = f(torch.ones(7))
+    assert f.compiles == 3
+    np.testing.assert_allclose(out.numpy(), 2 * np.ones(7))
+    f(torch.ones(8))  # later new signatures: eager, no second warning
+    assert f.compiles == 3
+
+
+def test_inputs_modified_in_place_and_buffers():
+    """An argument changed in place and BatchNorm's running statistics are written back."""
+    bn = nn.BatchNorm1d(3)
+
+    @torch.compile
+    def fn(x, acc):
+        acc.add_(x.sum(0))
+        return bn(x)
+
+    ref = nn.BatchNorm1d(3)
+    acc, ref_acc = torch.zeros(3), torch.zeros(3)
+    torch.manual_seed(0)
+    for _ in range(3):
+        x = torch.randn(4, 3)
+        yc = fn(x, acc)
+        ye = ref(x)
+        ref_acc.add_(x.sum(0))
+        np.testing.assert_allclose(yc.detach().numpy(), ye.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    np.testing.assert_allclose(acc.numpy(), ref_acc.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(bn.running_mean.numpy(), ref.running_mean.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(bn.running_var.numpy(), ref.running_var.numpy(), rtol=1e-6)
+    assert bn.num_batches_tracked.item() == 3
+    assert acc._version > 0
