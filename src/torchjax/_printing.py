@@ -253,6 +253,11 @@ def format_tensor(arr: np.ndarray, dtype_name: str, grad_fn_name: str | None = N
     return "Parameter containing:\n" + out if is_parameter else out
 
 
+# torchjax.compile sets this while it traces a step: printing a traced tensor there is a graph
+# break (the values exist only when the program runs), not the placeholder shown under vmap
+ON_TRACED = None
+
+
 def tensor_repr(t) -> str:
     """repr() of a torchjax Tensor, as torch prints it."""
     from . import _dtypes
@@ -268,6 +273,8 @@ def tensor_repr(t) -> str:
     try:
         arr = np.asarray(t._data)
     except Exception:  # a JAX tracer (inside jit/vmap/grad) has no values to show
+        if ON_TRACED is not None:
+            ON_TRACED(t)
         return f"{cls_name}(<traced>, shape={tuple(t._data.shape)}, dtype=torch.{t.dtype.name})"
     return format_tensor(
         arr, t.dtype.name, grad_fn_name, bool(t._requires_grad) and grad_fn is None,

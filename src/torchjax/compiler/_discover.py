@@ -80,18 +80,16 @@ class Sources:
                 self.add(x, depth + 1)
 
     def add_callable(self, fn, depth: int = 0) -> None:
-        if id(fn) in self._seen:
-            return
-        self._seen.add(id(fn))
         if isinstance(fn, types.MethodType):
             self.add(fn.__self__, depth)
             fn = fn.__func__
         if not isinstance(fn, types.FunctionType):
-            if isinstance(fn, Module):
-                self.add(fn, depth)
-            elif callable(fn) and _is_plain_object(fn):
-                self.add(fn, depth)
+            if isinstance(fn, Module) or (callable(fn) and _is_plain_object(fn)):
+                self.add(fn, depth)  # a module, or an object with __call__
             return
+        if id(fn) in self._seen:
+            return
+        self._seen.add(id(fn))
         for cell in fn.__closure__ or ():
             try:
                 value = cell.cell_contents

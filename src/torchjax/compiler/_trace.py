@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _random
+from .. import _printing, _random
 from .._autograd import engine
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
@@ -171,6 +171,8 @@ class Snapshot:
             self.optimizers.append((opt, [(p, st, dict(st)) for p, st in opt.state.items()],
                                     [dict(g) for g in opt.param_groups]))
         self.generators = [(g, g._offset) for g in generators]
+        self.containers = [(c, list(c) if isinstance(c, list) else dict(c))
+                           for c in src.containers]
 
     def restore(self):
         for t, data, grad, fn, nr, rg, version in self.tensors:
@@ -197,6 +199,12 @@ class Snapshot:
                 g.update(saved)
         for g, offset in self.generators:
             g._offset = offset
+        for c, items in self.containers:
+            if isinstance(c, list):
+                c[:] = items
+            else:
+                c.clear()
+                c.update(items)
 
 
 # -- the trace -----------------------------------------------------------------------------------
@@ -208,6 +216,10 @@ class Traced:
     __slots__ = ("jaxpr", "const_slots", "n_known", "array_of", "writes", "out_spec",
                  "out_template", "out_requires_grad", "backward_ran", "draws", "scheduler_steps",
                  "n_outputs", "input_positions")
+
+
+def _print_hook(t):
+    raise GraphBreak("printing a tensor reads the values")
 
 
 def _is_traced(x) -> bool:
@@ -310,14 +322,16 @@ def trace(fn, args, kwargs, known, src) -> Traced:
                       n_outputs=len(outs))
         return outs, values
 
-    prev = (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK)
-    _optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK = (
-        hyper_hook, draw_hook, step_hook)
+    prev = (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
+            _printing.ON_TRACED)
+    _optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK, _printing.ON_TRACED = (
+        hyper_hook, draw_hook, step_hook, _print_hook)
     try:
         with watching(see):
             closed = jax.make_jaxpr(body)(*arrays)
     finally:
-        _optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK = prev
+        (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
+         _printing.ON_TRACED) = prev
         snapshot.restore()
 
     tr = Traced()

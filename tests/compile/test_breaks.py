@@ -1,0 +1,187 @@
+"""Graph breaks: code that needs a value falls back to eager with one warning naming the
+user's line (or raises with fullgraph=True); explain lists the breaks without running; the
+common patterns that need no value do not break."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import torchjax as torch
+import torchjax.nn.functional as F
+from torchjax import nn
+from torchjax.compiler import Unsupported
+
+
+def _line(fn, text):
+    src, start = inspect.getsourcelines(fn)
+    return start + next(i for i, s in enumerate(src) if text in s)
+
+
+def uses_item(x):
+    y = x * 2
+    if y.sum().item() > 0:  # the break
+        return y + 1
+    return y - 1
+
+
+def uses_bool(x):
+    if (x > 0).all():  # the break
+        return x
+    return -x
+
+
+def uses_nonzero(x):
+    return x[x > 0].sum()  # the break
+
+
+def prints(x):
+    print(x)  # the break
+    return x + 1
+
+
+def two_breaks(x):
+    a = x.sum().item()  # first
+    b = float(x.max())  # second
+    return x * (a + b)
+
+
+@pytest.mark.parametrize("fn,phrase", [(uses_item, "Tensor.item()"), (uses_bool, "bool(tensor)"),
+                                       (uses_nonzero, "boolean mask"),
+                                       (prints, "printing a tensor")])
+def test_break_warns_with_line_and_runs_eagerly(fn, phrase, capsys):
+    x = torch.tensor([1.0, -2.0, 3.0])
+    want = fn(x)
+    cfn = torch.compile(fn)
+    line = _line(fn, "the break")
+    with pytest.warns(UserWarning, match="Graph break") as rec:
+        got = cfn(x)
+    msg = str(rec[0].message)
+    assert f"{__file__}:{line}" in msg and phrase in msg, msg
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one warning per signature: the next call is silent
+        np.testing.assert_allclose(cfn(x).numpy(), want.numpy())
+    assert cfn.compiles == 0
+
+
+def test_fullgraph_raises_with_line():
+    cfn = torch.compile(uses_item, fullgraph=True)
+    with pytest.raises(Unsupported, match=rf"{_line(uses_item, 'the break')}.*Tensor.item\(\)"):
+        cfn(torch.ones(3))
+
+
+def test_break_leaves_state_untouched():
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    log = []
+
+    def step(x):
+        opt.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        log.append(loss.item())  # breaks after the optimizer step was traced
+        return loss
+
+    w = model.weight.detach().clone()
+    with pytest.warns(UserWarning, match="Graph break"):
+        torch.compile(step)(torch.ones(2, 3))
+    # the trace's changes were undone and the step ran once, eagerly
+    assert len(log) == 1 and isinstance(log[0], float)
+    expected = w - 0.1 * 2 * torch.ones(1, 3)
+    np.testing.assert_allclose(model.weight.detach().numpy(), expected.numpy(), rtol=1e-6)
+    assert len(opt.state) == 2
+
+
+def test_explain_lists_breaks_without_running():
+    x = torch.tensor([1.0, 2.0])
+    out = torch._dynamo.explain(two_breaks)(x)
+    assert out.graph_break_count == 2 and out.graph_count == 3
+    assert "Tensor.item()" in out.break_reasons[0].reason
+    assert "float(tensor)" in out.break_reasons[1].reason
+    assert any(f":{_line(two_breaks, 'first')}" in f for f in out.break_reasons[0].user_stack)
+    assert "Graph Break Count: 2" in str(out)
+    model = nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    w = model.weight.detach().clone()
+
+    def step(x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+
+    assert torch._dynamo.explain(step)(x[None]).graph_break_count == 0
+    np.testing.assert_array_equal(model.weight.detach().numpy(), w.numpy())  # did not run
+    assert model.weight.grad is None
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        n, d = x.shape
+        x = x.reshape(n, d // 2, 2).reshape(n, d)   # shape arithmetic
+        for layer in self.layers:                  # loops over layers
+            x = F.relu(layer(x))
+        if self.training:                          # a flag, not a value
+            x = self.drop(x)
+        with torch.no_grad():
+            scale = x.abs().mean() + 1
+        return x / scale, len(self.layers)
+
+
+def test_common_patterns_do_not_break():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.Adam(model.parameters())
+
+    @torch.compile(fullgraph=True)
+    def step(x):
+        opt.zero_grad()
+        out, n = model(x)
+        loss = out.pow(2).mean() * n
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        loss = step(torch.randn(5, 4))
+        assert isinstance(loss.item(), float)  # the caller reads the value after the step
+    model.eval()
+    with torch.no_grad():
+        out, _ = torch.compile(model, fullgraph=True)(torch.randn(2, 4))
+    assert out.shape == (2, 4)
+
+
+def test_disable_breaks_the_graph():
+    @torch.compiler.disable
+    def host(x):
+        return x + 1
+
+    def f(x):
+        return host(x) * 2
+
+    with pytest.warns(UserWarning, match="torch.compiler.disable"):
+        out = torch.compile(f)(torch.ones(2))
+    np.testing.assert_allclose(out.numpy(), [4.0, 4.0])
+
+
+def test_leaked_tensor_into_captured_list_breaks():
+    history = []
+
+    def f(x):
+        y = x * 2
+        history.append(y)
+        return y
+
+    with pytest.warns(UserWarning, match="stored in a list"):
+        torch.compile(f)(torch.ones(2))
+    assert len(history) == 1 and history[0].tolist() == [2.0, 2.0]
