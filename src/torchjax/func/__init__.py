@@ -9,10 +9,11 @@ Differences from PyTorch: results carry no autograd history (as with detached pa
 tensors the function reads from its closure are constants of the transform.
 """
 
+from ._export import functionalize, load_params
 from ._functional_call import functional_call, stack_module_state
 from ._grad import grad, grad_and_value, jvp, linearize, vjp
 from ._jacobian import hessian, jacfwd, jacrev
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
-           "vmap", "functional_call", "stack_module_state"]
+           "vmap", "functional_call", "stack_module_state", "functionalize", "load_params"]
