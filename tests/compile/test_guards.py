@@ -171,3 +171,27 @@ def test_inputs_modified_in_place_and_buffers():
     np.testing.assert_allclose(bn.running_var.numpy(), ref.running_var.numpy(), rtol=1e-6)
     assert bn.num_batches_tracked.item() == 3
     assert acc._version > 0
+
+
+def test_state_of_another_shape_is_traced_again():
+    """A parameter replaced by one of another shape (the cache key holds no state shapes: the
+    program's own argument check catches it)."""
+    model = nn.Linear(3, 2)
+
+    @torch.compile
+    def f(x):
+        return model(x).sum(1)
+
+    x = torch.ones(1, 3)
+    f(x)
+    model.weight = nn.Parameter(torch.ones(2, 3, dtype=torch.float64))
+    model.bias = nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    out = f(x.double())
+    assert out.dtype == torch.float64 and out.item() == 6.0
+    model.weight = nn.Parameter(torch.ones(2, 3))
+    model.bias = nn.Parameter(torch.zeros(2))
+    assert f(x).item() == 6.0 and f.compiles == 2
+    model.weight = nn.Parameter(torch.ones(4, 3))
+    model.bias = nn.Parameter(torch.zeros(4))
+    assert f(x).item() == 12.0  # the same key as before, state shapes changed
+    assert f.compiles == 3

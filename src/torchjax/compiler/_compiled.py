@@ -19,9 +19,13 @@ from .. import _logs
 from .._autograd.grad_mode import STATE
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ..optim.lr_scheduler import LRScheduler
+from ..optim.optimizer import Optimizer
 from . import _discover, config
 from ._breaks import GraphBreak, Unsupported, classify, describe
-from ._program import Program
+from ._discover import FLAG_NAMES
+from ._program import Program, Stale
 from ._trace import trace
 
 _EAGER = "eager"
@@ -55,6 +59,7 @@ class CompiledFunction:
         self._last_key = None
         self._limit_hit = False
         self.compiles = 0
+        self._top_ids = self._top = self._src = None
         functools.update_wrapper(self, fn, updated=())
 
     # -- introspection -------------------------------------------------------------------------
@@ -83,7 +88,7 @@ class CompiledFunction:
         for t in inputs:
             if isinstance(t._data, Tracer):  # inside a JAX transform (torchjax.func, ...)
                 return self._fn(*args, **kwargs)
-        src = _discover.roots(self._fn, args, kwargs)
+        src = self._sources(args, kwargs)
         state, state_sig = _discover.walk(src)
         key = (spec, tuple(_input_key(x) for x in leaves), STATE.grad_enabled,
                len({id(t) for t in inputs}), state_sig)
@@ -93,9 +98,20 @@ class CompiledFunction:
             program = self._compile(key, args, kwargs, inputs, known, src)
         if program is _EAGER:
             return self._fn(*args, **kwargs)
-        return program.run(known)
+        try:
+            return program.run(known)
+        except Stale:
+            # a state tensor's shape, dtype or device changed: trace this signature again
+            if _logs.enabled("recompiles"):
+                _logs.log("recompiles", "Recompiling function %s: a state tensor's shape, "
+                          "dtype or device changed", self._name)
+            del self._programs[key]
+            program = self._compile(key, args, kwargs, inputs, known, src, log=False)
+            if program is _EAGER:
+                return self._fn(*args, **kwargs)
+            return program.run(known, pre_done=True)
 
-    def _compile(self, key, args, kwargs, inputs, known, src):
+    def _compile(self, key, args, kwargs, inputs, known, src, log=True):
         if self._programs and len(self.programs) >= config.recompile_limit:
             if not self._limit_hit:
                 self._limit_hit = True
@@ -108,7 +124,7 @@ class CompiledFunction:
                     "if the signatures are expected.", stacklevel=3)
             self._programs[key] = _EAGER
             return _EAGER
-        if self._last_key is not None and _logs.enabled("recompiles"):
+        if log and self._last_key is not None and _logs.enabled("recompiles"):
             _logs.log("recompiles", "Recompiling function %s: %s", self._name,
                       _reason(self._closest(key), key))
         self._last_key = key
@@ -134,6 +150,19 @@ class CompiledFunction:
         self.compiles += 1
         return program
 
+    def _sources(self, args, kwargs):
+        top = _discover.top_level(self._fn)
+        ids = tuple(map(id, top))
+        if not args and not kwargs or not any(
+                isinstance(a, (Module, Optimizer, LRScheduler))
+                for a in (*args, *kwargs.values())):
+            if ids == self._top_ids:
+                return self._src
+            self._src = _discover.roots(self._fn, (), {})
+            self._top_ids, self._top = ids, top  # held: the ids stay those objects'
+            return self._src
+        return _discover.roots(self._fn, args, kwargs)
+
     def _closest(self, key):
         """The cached key that differs from `key` in the fewest parts (what the log compares
         with); the last one on a tie."""
@@ -152,8 +181,8 @@ class CompiledFunction:
 
 def _input_key(x):
     if isinstance(x, Tensor):
-        a = x._data
-        return (a.shape, a.dtype, x._requires_grad, getattr(a, "sharding", None))
+        # the aval (shape, dtype); devices and shardings the jitted program checks itself
+        return (x._data.aval, x._requires_grad)
     return _value_key(x)
 
 
@@ -208,9 +237,9 @@ def _reason(old, new) -> str:
 
 
 def _show(k) -> str:
-    if isinstance(k, tuple) and len(k) == 4 and isinstance(k[0], tuple):
-        shape, dtype, rg, _ = k
-        return f"Tensor(shape={list(shape)}, dtype={dtype}, requires_grad={rg})"
+    if isinstance(k, tuple) and len(k) == 2 and hasattr(k[0], "shape"):
+        aval, rg = k
+        return f"Tensor(shape={list(aval.shape)}, dtype={aval.dtype}, requires_grad={rg})"
     if isinstance(k, tuple) and len(k) == 2:
         return repr(k[1])
     return repr(k)
@@ -222,12 +251,11 @@ def _show_state(a, b) -> str:
         if a[1] != b[1]:
             return f"{a[0].__name__}.training is now {b[1]} (model.train()/eval())"
         return f"hooks of a {a[0].__name__} changed"
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == 4 and len(b) == 4:
-        if a[2] != b[2]:
-            return f"a tensor's requires_grad is now {b[2]}"
-        if a[3] != b[3]:
-            return "a parameter's .grad is now " + ("None" if b[3] else "set")
-        return f"a state tensor changed from {list(a[0])} {a[1]} to {list(b[0])} {b[1]}"
+    if type(a) is int and type(b) is int and a in FLAG_NAMES and b in FLAG_NAMES:
+        rg_a, rg_b, none_b = FLAG_NAMES[a][0], FLAG_NAMES[b][0], FLAG_NAMES[b][1]
+        if rg_a != rg_b:
+            return f"a tensor's requires_grad is now {rg_b}"
+        return "a parameter's .grad is now " + ("None" if none_b else "set")
     return f"{a!r} -> {b!r}"
 
 

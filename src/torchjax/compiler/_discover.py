@@ -128,46 +128,86 @@ def roots(fn, args, kwargs) -> Sources:
     return src
 
 
+def top_level(fn) -> tuple:
+    """The objects fn names directly (closure cells, globals, its `self`): when they are the
+    same objects as at the last call, the sources found from them can be reused (the walk
+    still expands submodules, groups and state afresh)."""
+    out = []
+    if isinstance(fn, types.MethodType):
+        out.append(fn.__self__)
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType):
+        out.append(fn)
+        return tuple(out)
+    for cell in fn.__closure__ or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:
+            out.append(None)
+    g = fn.__globals__
+    for name in _global_names(fn.__code__):
+        out.append(g.get(name))
+    return tuple(out)
+
+
+# a state tensor's entry in the signature: _FLAGS[requires_grad][grad is None]
+_FLAGS = ((0, 1), (2, 3))
+FLAG_NAMES = {0: (False, False), 1: (False, True), 2: (True, False), 3: (True, True)}
+
+
+def _all_modules(root, seen, out):
+    """root and its submodules, depth first, each once (Module.modules() without names)."""
+    stack = [root]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        out.append(m)
+        children = [c for c in m._modules.values() if c is not None]
+        children.reverse()
+        stack.extend(children)
+
+
 def walk(src: Sources):
     """(state tensors in a fixed order, the signature guarding them).
 
-    The program reads state by position in this list, so the signature holds positions,
-    shapes, dtypes and flags, not identities: a new batch of gradients or a replaced buffer
-    of the same shape needs no new trace. Each tensor appears once; a gradient follows its
-    parameter."""
+    The program reads state by position in this list, so the signature holds positions and
+    flags, not identities: a new batch of gradients or a replaced buffer of the same shape
+    needs no new trace. Shapes and dtypes are not in it either: the jitted program checks
+    its arguments' avals itself on every call (see _program), which is cheaper than reading
+    them here. Each tensor appears once; a gradient follows its parameter."""
     tensors: list = []
     sig: list = []
     seen: set = set()
+    append, add = sig.append, seen.add
 
     def tensor(t):
         if id(t) in seen:
-            sig.append(-1)  # the same tensor again (tied weights): a different structure
+            append(-1)  # the same tensor again (tied weights): a different structure
             return
-        seen.add(id(t))
+        add(id(t))
         tensors.append(t)
-        a = t._data
         g = t._grad
-        sig.append((a.shape, a.dtype, t._requires_grad, g is None))
+        append(_FLAGS[t._requires_grad][g is None])
         if g is not None and id(g) not in seen:
-            seen.add(id(g))
+            add(id(g))
             tensors.append(g)
-            sig.append((g._data.shape, g._data.dtype))
 
+    modules: list = []
     for root in src.modules:
-        for m in root.modules():
-            if id(m) in seen:
-                continue
-            seen.add(id(m))
-            sig.append((type(m), m.training, len(m._forward_hooks), len(m._forward_pre_hooks),
-                        len(m._backward_hooks), len(m._backward_pre_hooks)))
-            for name, p in m._parameters.items():
-                sig.append(name)
-                if p is not None:
-                    tensor(p)
-            for name, b in m._buffers.items():
-                sig.append(name)
-                if b is not None:
-                    tensor(b)
+        _all_modules(root, seen, modules)
+    for m in modules:
+        append((type(m), m.training, len(m._forward_hooks), len(m._forward_pre_hooks),
+                len(m._backward_hooks), len(m._backward_pre_hooks)))
+        for name, p in m._parameters.items():
+            append(name)
+            if p is not None:
+                tensor(p)
+        for name, b in m._buffers.items():
+            append(name)
+            if b is not None:
+                tensor(b)
     for opt in src.optimizers:
         sig.append(type(opt))
         for group in opt.param_groups:

@@ -31,6 +31,25 @@ except ImportError:  # pragma: no cover - moved in a newer jax
 _copy = jax.jit(jnp.copy)
 
 
+class Stale(Exception):
+    """A state array's shape, dtype or device is not what the program was traced for."""
+
+
+def _trace_once(fun):
+    """fun for jax.jit, refusing a second trace: jax.jit traces again only when an
+    argument's aval or sharding changed, and the program is then stale (state that is not
+    part of the cache key, like a parameter replaced by one of another shape)."""
+    traced = [False]
+
+    def once(*args):
+        if traced[0]:
+            raise Stale()
+        traced[0] = True
+        return fun(*args)
+    once.__name__ = fun.__name__
+    return once
+
+
 class Program:
     """One compiled signature of a compiled function."""
 
@@ -56,7 +75,9 @@ class Program:
             i >= n_input_known and i in written for i in idx))
         self.holders = {j: len(holders[j]) for j in self.donated}
         self.fun = fun
-        self.jitted = jax.jit(fun, donate_argnums=tuple(self.n_consts + j for j in self.donated))
+        self.shapes = tuple((v.aval.shape, v.aval.dtype) for v in tr.jaxpr.jaxpr.invars)
+        self.jitted = jax.jit(_trace_once(fun),
+                              donate_argnums=tuple(self.n_consts + j for j in self.donated))
         self.differentiable = (not tr.backward_ran) and any(tr.out_requires_grad)
         self._flat = None
         self.n_outputs = tr.n_outputs
@@ -97,13 +118,20 @@ class Program:
 
     # -- a call --------------------------------------------------------------------------------
 
-    def run(self, known):
-        for sched, args in self.pre_steps:
-            sched.step(*args)
+    def run(self, known, pre_done=False):
+        """One call: scheduler steps before, the program, writes back, steps after. Raises
+        Stale (before changing anything but the steps before) when an argument's shape,
+        dtype or device differs from the trace's; pre_done then skips those steps on the
+        retry."""
+        if not pre_done:
+            for sched, args in self.pre_steps:
+                sched.step(*args)
         consts = self._consts()
         arrays = self._arrays(known)
         n = self.n_outputs
         if self.differentiable and STATE.grad_enabled:
+            if tuple((a.shape, a.dtype) for a in arrays) != self.shapes:
+                raise Stale()
             outs = self._run_recorded(known, consts, arrays)
             raw = [t._data for t in outs[n:]]
         else:
