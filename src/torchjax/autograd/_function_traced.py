@@ -15,8 +15,14 @@ import jax.numpy as jnp
 from .._autograd.grad_mode import no_grad
 from .._tensor import Tensor
 
+# torchjax.compile sets this while it traces a step: tensors hold tracers there, yet the tape
+# records as in eager mode (backward() runs inside the trace), so Functions take the eager path
+TAPE_TRACING = [False]
+
 
 def is_traced(args) -> bool:
+    if TAPE_TRACING[0]:
+        return False
     return any(isinstance(a, Tensor) and isinstance(a._data, jax.core.Tracer) for a in args)
 
 

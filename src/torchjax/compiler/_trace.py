@@ -31,6 +31,7 @@ from .. import _printing, _random
 from .._autograd import engine
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
+from ..autograd import _function_traced
 from ..optim import lr_scheduler as _lr_scheduler
 from ..optim import optimizer as _optimizer
 from ..utils._capture import watching
@@ -326,10 +327,13 @@ def trace(fn, args, kwargs, known, src) -> Traced:
             _printing.ON_TRACED)
     _optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK, _printing.ON_TRACED = (
         hyper_hook, draw_hook, step_hook, _print_hook)
+    tape_tracing = _function_traced.TAPE_TRACING[0]
+    _function_traced.TAPE_TRACING[0] = True
     try:
         with watching(see):
             closed = jax.make_jaxpr(body)(*arrays)
     finally:
+        _function_traced.TAPE_TRACING[0] = tape_tracing
         (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
          _printing.ON_TRACED) = prev
         snapshot.restore()
