@@ -1,6 +1,7 @@
 """Train a small CNN on scikit-learn's bundled 8x8 handwritten digits with torchjax.
 
     pip install -e ".[demo]" && python examples/train_digits.py
+    python examples/train_digits.py --compile   # each step as one XLA program
 
 Plain PyTorch code: change the first import to `import torch` and it runs under PyTorch.
 """
@@ -46,6 +47,8 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--compile", action="store_true",
+                        help="run each training step as one XLA program (torch.compile)")
     args = parser.parse_args(argv)
 
     torch.manual_seed(0)
@@ -67,17 +70,24 @@ def main(argv=None):
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
 
+    def train_step(x, y):
+        optimizer.zero_grad()
+        logits = model(x)
+        loss = loss_fn(logits, y)
+        loss.backward()
+        optimizer.step()
+        return loss, logits
+
+    if args.compile:
+        train_step = torch.compile(train_step)
+
     start = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
         seen = correct = 0
         total_loss = 0.0
         bar = tqdm(train_loader, desc=f"epoch {epoch:2d}/{args.epochs}", leave=True)
         for x, y in bar:
-            optimizer.zero_grad()
-            logits = model(x)
-            loss = loss_fn(logits, y)
-            loss.backward()
-            optimizer.step()
+            loss, logits = train_step(x, y)
             seen += y.numel()
             total_loss += loss.item() * y.numel()
             correct += (logits.argmax(1) == y).sum().item()
