@@ -25,8 +25,9 @@ from ..optim.optimizer import Optimizer
 from . import _discover, config
 from ._breaks import GraphBreak, Unsupported, classify, describe
 from ._discover import FLAG_NAMES
+from ._prefill import lazy_writes, prefill
 from ._program import Program, Stale
-from ._trace import trace
+from ._trace import Snapshot, trace
 
 _EAGER = "eager"
 _TRACING = [0]  # > 0 while a compiled function traces (is_compiling)
@@ -95,7 +96,7 @@ class CompiledFunction:
         program = self._programs.get(key)
         known = _known(inputs, state)
         if program is None:
-            program = self._compile(key, args, kwargs, inputs, known, src)
+            program, known = self._compile(key, args, kwargs, inputs, known, src)
         if program is _EAGER:
             return self._fn(*args, **kwargs)
         try:
@@ -106,7 +107,7 @@ class CompiledFunction:
                 _logs.log("recompiles", "Recompiling function %s: a state tensor's shape, "
                           "dtype or device changed", self._name)
             del self._programs[key]
-            program = self._compile(key, args, kwargs, inputs, known, src, log=False)
+            program, known = self._compile(key, args, kwargs, inputs, known, src, log=False)
             if program is _EAGER:
                 return self._fn(*args, **kwargs)
             return program.run(known, pre_done=True)
@@ -123,7 +124,7 @@ class CompiledFunction:
                     "TORCHJAX_LOGS=recompiles; raise torchjax._dynamo.config.recompile_limit "
                     "if the signatures are expected.", stacklevel=3)
             self._programs[key] = _EAGER
-            return _EAGER
+            return _EAGER, known
         if log and self._last_key is not None and _logs.enabled("recompiles"):
             _logs.log("recompiles", "Recompiling function %s: %s", self._name,
                       _reason(self._closest(key), key))
@@ -142,13 +143,42 @@ class CompiledFunction:
                 _logs.log("graph_breaks", "%s", msg)
             warnings.warn(msg + "; this call signature runs eagerly", stacklevel=4)
             self._programs[key] = _EAGER
-            return _EAGER
+            return _EAGER, known
         finally:
             _TRACING[0] -= 1
+        lazy = lazy_writes(traced)
+        if lazy and not (traced.differentiable_outputs and STATE.grad_enabled):
+            got = self._prefilled(lazy, key, args, kwargs, inputs, known, src)
+            if got is not None:
+                return got
         program = Program(traced, len(_unique(inputs)), self.donate, self._name)
         self._programs[key] = program
         self.compiles += 1
-        return program
+        return program, known
+
+    def _prefilled(self, lazy, key, args, kwargs, inputs, known, src):
+        """(program, known) of the steady signature, its gradients and optimizer state
+        created now (see _prefill); None to keep the first call's own program."""
+        snapshot = Snapshot(known, src, [])
+        if not prefill(lazy, known):
+            snapshot.restore()
+            return None
+        state, state_sig = _discover.walk(src)
+        steady = key[:4] + (state_sig,)
+        known_b = _known(inputs, state)
+        _TRACING[0] += 1
+        try:
+            traced = trace(self._fn, args, kwargs, known_b, src)
+        except Exception:
+            snapshot.restore()  # the first call's own program will do
+            return None
+        finally:
+            _TRACING[0] -= 1
+        program = Program(traced, len(_unique(inputs)), self.donate, self._name)
+        self._programs[steady] = program
+        self._last_key = steady
+        self.compiles += 1
+        return program, known_b
 
     def _sources(self, args, kwargs):
         top = _discover.top_level(self._fn)

@@ -78,7 +78,7 @@ class Program:
         self.shapes = tuple((v.aval.shape, v.aval.dtype) for v in tr.jaxpr.jaxpr.invars)
         self.jitted = jax.jit(_trace_once(fun),
                               donate_argnums=tuple(self.n_consts + j for j in self.donated))
-        self.differentiable = (not tr.backward_ran) and any(tr.out_requires_grad)
+        self.differentiable = tr.differentiable_outputs
         self._flat = None
         self.n_outputs = tr.n_outputs
         self.executions = 0

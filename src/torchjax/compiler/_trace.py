@@ -218,6 +218,11 @@ class Traced:
                  "out_template", "out_requires_grad", "backward_ran", "draws", "scheduler_steps",
                  "n_outputs", "input_positions")
 
+    @property
+    def differentiable_outputs(self) -> bool:
+        """Results that need a tape node (a compiled forward called with grad)."""
+        return not self.backward_ran and any(self.out_requires_grad)
+
 
 def _print_hook(t):
     raise GraphBreak("printing a tensor reads the values")
