@@ -10,6 +10,7 @@ counts only if torchjax defines it; rows that merely raise "not implemented" are
 from __future__ import annotations
 
 import inspect
+import pathlib
 
 import torch
 
@@ -60,7 +61,10 @@ def main():
                    "missing: " + ", ".join(f"`{n}`" for n in names if n not in have)]
     lines.insert(4, f"Total: {total_have} of {total} names; {tensor_api} in torch, torch.Tensor, "
                     "torch.linalg, torch.fft and torch.special.\n")
-    print("\n".join(lines + detail))
+    # the table of torch's other submodules is written by hand (what works is not a list of
+    # names); it follows the generated sections
+    extra = (pathlib.Path(__file__).with_name("coverage_submodules.md")).read_text()
+    print("\n".join(lines + detail) + "\n\n" + extra.rstrip())
 
 
 if __name__ == "__main__":

@@ -122,11 +122,13 @@ from ._typeinfo import *  # noqa: E402,F403
 
 from . import autograd, cuda, fft, interop, linalg, nn, optim, special, testing, utils  # noqa: E402,I001
 from . import func  # noqa: E402
-from . import distributions  # noqa: E402
 from . import compiler, _dynamo  # noqa: E402
 from .compiler import compile  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from . import amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402
+from ._install import _package_getattr as __getattr__, install_as_torch  # noqa: E402
+from .amp import autocast  # noqa: E402
 
 
 def numel(input: Tensor) -> int:
@@ -149,4 +151,4 @@ def can_cast(from_, to) -> bool:
     return _dtypes.can_cast(from_, to)
 
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402

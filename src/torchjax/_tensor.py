@@ -444,6 +444,14 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def share_memory_(self) -> Tensor:
+        """A no-op returning self: XLA owns the buffer, and processes get copies (see
+        torchjax.multiprocessing)."""
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.asarray(self._data), self._requires_grad))
 

@@ -17,7 +17,7 @@ from .._autograd.grad_mode import (
 )
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
-from . import functional, graph
+from . import functional, graph, profiler  # noqa: F401 (torch.autograd.profiler)
 from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 

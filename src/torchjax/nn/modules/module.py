@@ -643,6 +643,10 @@ class Module:
             return compiled(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
 
+    def share_memory(self) -> Module:
+        """Tensor.share_memory_ on every parameter and buffer: a no-op here (returns self)."""
+        return self
+
     def compile(self, *args, **kwargs) -> None:
         """Compile this module's calls in place (PyTorch 2's Module.compile): the arguments
         are torchjax.compile's. The compiled call runs the module's _call_impl, hooks
