@@ -19,6 +19,7 @@ from .. import _logs
 from .._autograd.grad_mode import STATE
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
+from .._x64 import scope
 from . import _discover, config
 from ._breaks import GraphBreak, Unsupported, classify, describe
 from ._program import Program
@@ -89,11 +90,14 @@ class CompiledFunction:
                len({id(t) for t in inputs}), state_sig)
         program = self._programs.get(key)
         known = _known(inputs, state)
-        if program is None:
-            program = self._compile(key, args, kwargs, inputs, known, src)
-        if program is _EAGER:
-            return self._fn(*args, **kwargs)
-        return program.run(known)
+        # the step is traced and run in torchjax's x64 scope, as its ops run eagerly: one
+        # trace sees one x64 setting, and the program keeps PyTorch's 64-bit dtypes
+        with scope():
+            if program is None:
+                program = self._compile(key, args, kwargs, inputs, known, src)
+            if program is _EAGER:
+                return self._fn(*args, **kwargs)
+            return program.run(known)
 
     def _compile(self, key, args, kwargs, inputs, known, src):
         if self._programs and len(self.programs) >= config.recompile_limit:
