@@ -18,6 +18,7 @@ from . import _dtypes, _random
 from ._autograd import grad_mode
 from ._autograd.node import Node, accumulator_of, node_class
 from ._tensor import Tensor
+from ._x64 import scope_functions
 
 __all__ = ["bernoulli", "multinomial", "poisson"]
 
@@ -270,3 +271,5 @@ def tensor_multinomial(self, num_samples, replacement=False, *, generator=None) 
     """Tensor.multinomial: sample category indices from the probabilities in self."""
     return multinomial(self, num_samples, replacement, generator=generator)
 
+
+scope_functions(globals(), __all__)  # the public samplers run in torchjax's x64 scope
