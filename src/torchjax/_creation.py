@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _device, _dtypes, _random
 from ._tensor import Tensor
-from ._x64 import scope_functions
+from ._x64 import scope_functions, scoped
 
 
 def _sizes(size, negative_msg: str | None = None) -> tuple:
@@ -277,6 +277,7 @@ def _sampler(kind, shape, np_dtype):
     return jax.jit(f)
 
 
+@scoped  # also reached from outside the factories (Tensor.uniform_, make_tensor)
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
     n = math.prod(shape)
