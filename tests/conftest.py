@@ -18,6 +18,12 @@ import pytest
 
 jax.config.update("jax_disable_most_optimizations", True)
 
+# torchjax turns JAX's x64 mode on only around its own work (src/torchjax/_x64.py). Outside
+# that scope JAX would quietly truncate an explicitly 64-bit array to 32 bits (with a
+# warning); here it raises instead, so a torchjax path that runs outside its scope fails its
+# test rather than giving int32 where PyTorch gives int64.
+jax.config.update("jax_explicit_x64_dtypes", "error")
+
 _MAPS = "/proc/self/maps"
 
 

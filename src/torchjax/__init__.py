@@ -9,9 +9,9 @@
 
 import jax as _jax
 
-# 64-bit types (int64 indices, float64) are PyTorch's defaults for many results; every array
-# torchjax makes passes an explicit dtype, so the defaults stay PyTorch's.
-_jax.config.update("jax_enable_x64", True)
+# 64-bit types (int64 indices, float64) are PyTorch's defaults for many results, so torchjax
+# needs JAX's x64 mode; it is not set for the process here but turned on around torchjax's
+# own work (_x64.py), so the user's own JAX code keeps JAX's defaults.
 
 # Eager mode runs many tiny XLA programs. On the CPU backend JAX hands each one to a worker
 # thread, and on small tensors that hand-off costs more than the program itself (about 2x on

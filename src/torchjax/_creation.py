@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _device, _dtypes, _random
 from ._tensor import Tensor
+from ._x64 import scope_functions, scoped
 
 
 def _sizes(size, negative_msg: str | None = None) -> tuple:
@@ -276,6 +277,7 @@ def _sampler(kind, shape, np_dtype):
     return jax.jit(f)
 
 
+@scoped  # also reached from outside the factories (Tensor.uniform_, make_tensor)
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
     n = math.prod(shape)
@@ -378,3 +380,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 
 _ = builtins
+
+# every factory makes arrays of PyTorch's dtypes (int64, float64): run them in the x64 scope
+scope_functions(globals())

@@ -26,6 +26,10 @@ from ._autograd.node import accumulator_of, node_class
 from ._ops._registry import OPS, OpDef
 from ._tensor import Tensor
 from ._view_grad import record_copy_slices, regenerate_views, run_spec
+from ._x64 import EVAL as _EVAL
+from ._x64 import KEPT as _KEPT
+from ._x64 import TRACE as _TRACE
+from ._x64 import X64 as _X64
 
 _STATE = grad_mode.STATE
 try:  # the class of a concrete jax array, named without making one: importing torchjax must
@@ -313,25 +317,32 @@ def _node_cls(prep, dyn, stat, inplace=False):
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
-    if CAPTURE is not None:
-        CAPTURE(dyn)
-    if prep.check is not None:
-        prep.check(dyn, stat)
-    got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
-    if got is not None:
-        arrays, rg, cd = got
-    else:
-        arrays, rg = _unwrap(prep, dyn)
-        cd = _compute_dtype(prep, dyn, stat)
+    # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a
+    # wrapper would add a frame to the stack its warnings point into
+    x64 = _KEPT if _X64.value or _TRACE.value is not _EVAL else _X64.swap_local(True)
     try:
-        out = _fwd_for(prep, stat, cd)(*arrays)
-    except (TypeError, ValueError, IndexError) as e:
-        _explain(prep, dyn, stat, e)
-    if rg and _STATE.grad_enabled and prep.op.differentiable:
-        return _record(prep, dyn, arrays, stat, cd, out)
-    if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
-        out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
-    return _wrap_outputs(prep, dyn, stat, out, None)
+        if CAPTURE is not None:
+            CAPTURE(dyn)
+        if prep.check is not None:
+            prep.check(dyn, stat)
+        got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
+        if got is not None:
+            arrays, rg, cd = got
+        else:
+            arrays, rg = _unwrap(prep, dyn)
+            cd = _compute_dtype(prep, dyn, stat)
+        try:
+            out = _fwd_for(prep, stat, cd)(*arrays)
+        except (TypeError, ValueError, IndexError) as e:
+            _explain(prep, dyn, stat, e)
+        if rg and _STATE.grad_enabled and prep.op.differentiable:
+            return _record(prep, dyn, arrays, stat, cd, out)
+        if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
+            out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
+        return _wrap_outputs(prep, dyn, stat, out, None)
+    finally:
+        if x64 is not _KEPT:
+            _X64.set_local(x64)
 
 
 def stop_traced(out):
@@ -669,54 +680,60 @@ def _edge_index(prep, diff, n_edges):
 
 def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     """Tensor.<op>_: compute as the out-of-place op, cast to self's dtype, write in place."""
-    if CAPTURE is not None:
-        CAPTURE(dyn)
-    self = dyn[0]
-    if not isinstance(self, Tensor):
-        raise TypeError(f"{prep.op.name}_(): self must be a Tensor")
-    if prep.check is not None:
-        prep.check(dyn, stat)
-    arrays, rg = _unwrap(prep, dyn)
-    grad_on = _STATE.grad_enabled
-    if grad_on and self._requires_grad and self._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    cd = _compute_dtype(prep, dyn, stat)
-    sd = self.dtype
-    if cd is not None and cd is not sd and not _dtypes.can_cast(cd, sd):
-        raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
-                           f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
-    out_cast = sd  # the result takes self's dtype (a no-op cast when it already has it)
+    # torchjax's x64 scope, entered inline as in dispatch
+    x64 = _KEPT if _X64.value or _TRACE.value is not _EVAL else _X64.swap_local(True)
     try:
-        out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
-    except (TypeError, ValueError, IndexError) as e:
-        _explain(prep, dyn, stat, e)
-    if out.shape != self._data.shape:
-        raise RuntimeError(
-            f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
-            f"broadcast shape [{', '.join(map(str, out.shape))}]")
-    record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
-    base = self._base
-    # a detach()/.data alias of a tensor requiring grad shares values but is no autograd view
-    if record and base is not None and (self._requires_grad or not base._requires_grad):
-        return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
-    if record:
-        node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
-                                 out_cast=out_cast)
-    elif not grad_on:
-        out = stop_traced(out)
-    self._write(out)
-    if record:
-        self._grad_fn = node
-        self._output_nr = 0
-        self._requires_grad = True
-        # the op's own input snapshot is immutable, so only a saved result is checked later
-        if prep.saves_result:
-            versions.append((self._counter(), self._version, _describe(self)))
-        node._versions = tuple(versions)
-        if self._views:
-            regenerate_views(self)
-    return self
+        if CAPTURE is not None:
+            CAPTURE(dyn)
+        self = dyn[0]
+        if not isinstance(self, Tensor):
+            raise TypeError(f"{prep.op.name}_(): self must be a Tensor")
+        if prep.check is not None:
+            prep.check(dyn, stat)
+        arrays, rg = _unwrap(prep, dyn)
+        grad_on = _STATE.grad_enabled
+        if grad_on and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        cd = _compute_dtype(prep, dyn, stat)
+        sd = self.dtype
+        if cd is not None and cd is not sd and not _dtypes.can_cast(cd, sd):
+            raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
+                               f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
+        out_cast = sd  # the result takes self's dtype (a no-op cast when it already has it)
+        try:
+            out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
+        except (TypeError, ValueError, IndexError) as e:
+            _explain(prep, dyn, stat, e)
+        if out.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
+                f"broadcast shape [{', '.join(map(str, out.shape))}]")
+        record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
+        base = self._base
+        # a detach()/.data alias of a tensor requiring grad shares values but is no autograd view
+        if record and base is not None and (self._requires_grad or not base._requires_grad):
+            return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
+        if record:
+            node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
+                                     out_cast=out_cast)
+        elif not grad_on:
+            out = stop_traced(out)
+        self._write(out)
+        if record:
+            self._grad_fn = node
+            self._output_nr = 0
+            self._requires_grad = True
+            # the op's own input snapshot is immutable, so only a saved result is checked later
+            if prep.saves_result:
+                versions.append((self._counter(), self._version, _describe(self)))
+            node._versions = tuple(versions)
+            if self._views:
+                regenerate_views(self)
+        return self
+    finally:
+        if x64 is not _KEPT:
+            _X64.set_local(x64)
 
 
 def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
@@ -750,26 +767,32 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
 
 def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
     """The out= form: compute, then write the result into `out` (resized as needed)."""
-    res = dispatch(prep, dyn, stat)
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{prep.op.name}(): argument 'out' must be Tensor, not "
-                        f"{type(out).__name__}")
-    if _STATE.grad_enabled and (out._requires_grad or res._requires_grad):
-        raise RuntimeError(f"{prep.op.name}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
-    data = res._data
-    if out.dtype is not res.dtype:
-        if not _dtypes.can_cast(res.dtype, out.dtype):
-            raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[res.dtype.name]} can't be "
-                               f"cast to the desired output type "
-                               f"{_dtypes.SCALAR_NAMES[out.dtype.name]}")
-        data = data.astype(out.dtype.np)
-    if data.shape != out._data.shape and out._base is None:
-        out._data = data
-        out._counter()[0] += 1
-    else:
-        out._write(data)
-    return out
+    # torchjax's x64 scope, entered inline as in dispatch
+    x64 = _KEPT if _X64.value or _TRACE.value is not _EVAL else _X64.swap_local(True)
+    try:
+        res = dispatch(prep, dyn, stat)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{prep.op.name}(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
+        if _STATE.grad_enabled and (out._requires_grad or res._requires_grad):
+            raise RuntimeError(f"{prep.op.name}(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires grad.")
+        data = res._data
+        if out.dtype is not res.dtype:
+            if not _dtypes.can_cast(res.dtype, out.dtype):
+                raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[res.dtype.name]} can't be "
+                                   f"cast to the desired output type "
+                                   f"{_dtypes.SCALAR_NAMES[out.dtype.name]}")
+            data = data.astype(out.dtype.np)
+        if data.shape != out._data.shape and out._base is None:
+            out._data = data
+            out._counter()[0] += 1
+        else:
+            out._write(data)
+        return out
+    finally:
+        if x64 is not _KEPT:
+            _X64.set_local(x64)
 
 
 # -- generating the public functions and methods ---------------------------------------------

@@ -13,6 +13,7 @@ from ._autograd import grad_mode
 from ._autograd.node import node_class
 from ._sampling import check_bernoulli_p, check_probabilities, draw, fmt, scalar_name
 from ._tensor import Tensor
+from ._x64 import scoped
 
 # the C++ type names PyTorch's random-bounds messages print
 _CPP_NAMES = {
@@ -290,7 +291,8 @@ def _check_in_range(frm: int, to_inc: int, d) -> None:
                               f"precision limitations {name} can support discrete uniform "
                               "distribution only within this range. This warning will become "
                               "an error in version 1.7 release, please fix the code in advance",
-                              UserWarning, stacklevel=4)
+                              UserWarning, stacklevel=4)  # 4: the user's line (past the
+                              # x64-scope wrapper the Tensor method is installed with)
 
 
 def _max_inclusive(d) -> int:
@@ -346,6 +348,6 @@ def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
 def install(tensor_cls=Tensor):
     for f in (uniform_, normal_, exponential_, geometric_, log_normal_, cauchy_, bernoulli_,
               random_):
-        setattr(tensor_cls, f.__name__, f)
+        setattr(tensor_cls, f.__name__, scoped(f))  # samples of 64-bit dtypes: x64 scope
     tensor_cls.bernoulli = _sampling.tensor_bernoulli
     tensor_cls.multinomial = _sampling.tensor_multinomial

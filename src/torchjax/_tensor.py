@@ -13,6 +13,7 @@ import numpy as np
 from . import _device, _dtypes
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
+from ._x64 import scoped
 
 
 class Size(tuple):
@@ -377,7 +378,9 @@ class Tensor:
         self._views = alive
 
     # -- conversions -----------------------------------------------------------------------
+    # (the ones that reshape first run an op: in torchjax's x64 scope, an int64 stays int64)
 
+    @scoped
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
@@ -416,24 +419,29 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    @scoped
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
+    @scoped
     def __float__(self) -> float:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self._data.reshape(()))
 
+    @scoped
     def __int__(self) -> int:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self._data.reshape(()))
 
+    @scoped
     def __complex__(self) -> complex:
         return complex(self._data.reshape(()))
 
+    @scoped
     def __index__(self) -> int:
         d = self.dtype
         if d.is_floating_point or d.is_complex or self._data.size != 1:
@@ -587,6 +595,7 @@ def _init_from(t: Tensor, arr) -> None:
             object.__setattr__(t, name, getattr(fresh, name))
 
 
+@scoped  # called by pickle, outside any torchjax call: int64 values must stay int64
 def _rebuild(arr, requires_grad):
     return Tensor._wrap(jnp.asarray(arr), requires_grad)
 

@@ -18,6 +18,8 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._x64 import scoped
+
 OPS: dict[str, OpDef] = {}
 
 
@@ -162,6 +164,9 @@ def function(name: str | None = None, method: bool = True, function: bool = True
     """Register a composite as torchjax.<name> and (when method) Tensor.<name>."""
 
     def deco(fn):
+        # composites compute outside the dispatcher too (index arrays, concrete checks), so
+        # they run in torchjax's x64 scope; callers inside torchjax get the same wrapper
+        fn = scoped(fn)
         n = name or fn.__name__
         FUNCTIONS[n] = (fn, method, function, aliases)
         return fn

@@ -335,7 +335,8 @@ def _conv_same(x, weight, bias, stride, dilation, groups):
     extra = [t - 2 * lo for t, lo in zip(total, left)]
     if any(extra):
         warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created", stacklevel=4)
+                      "require a zero-padded copy of the input be created",
+                      stacklevel=5)  # 5: + the composite's x64-scope wrapper
         pad = []
         for e in reversed(extra):  # constant_pad_nd lists the last dim first
             pad += [0, e]

@@ -274,7 +274,7 @@ def _as_sequence_key(key):
         "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
         "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
         "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
-        "error or a different result", UserWarning, stacklevel=4)
+        "error or a different result", UserWarning, stacklevel=5)  # 5: + the composite's scope
     return tuple(key)
 
 

@@ -455,7 +455,7 @@ def _scatter(fname, inplace, input, dim, index, src, value, reduce):
             warnings.warn(
                 "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
                 "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
-                "reduction options.", UserWarning, stacklevel=3)
+                "reduction options.", UserWarning, stacklevel=4)  # 4: + the x64-scope wrapper
     d = _scatter_checks(input, dim, index, None if is_value else src)
     if reduce is not None:
         return _run("_scatter_legacy_reduce", inplace, (input, index, src),
@@ -589,7 +589,7 @@ def _index_reduce(fname, inplace, input, dim, index, source, reduce, include_sel
     _require_tensor(fname, "index", 3, index)
     _require_tensor(fname, "source", 4, source)
     warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
-                  stacklevel=3)
+                  stacklevel=4)  # 4: + the composite's x64-scope wrapper
     if reduce not in _INDEX_REDUCES:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")

@@ -20,6 +20,7 @@ import numpy as np
 from .. import _random
 from .._autograd.grad_mode import no_grad
 from .._tensor import Tensor
+from .._x64 import scope, scoped
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -83,11 +84,12 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     # one sampler per power-of-two size class (cut to shape), not one compile per shape
     size = max(1024, 1 << max(n - 1, 0).bit_length())
     key, offset = _random.key_parts(generator)
-    flat = _trunc_normal_kernel(size, tensor.dtype.np)(key, offset, float(mean), float(std),
-                                                        float(a), float(b))
-    arr = jax.lax.slice(flat, (0,), (n,)).reshape(shape)
-    with no_grad():
-        return tensor.copy_(Tensor._wrap(arr))
+    with scope():  # torchjax's x64 scope: float64 samples for a float64 tensor
+        flat = _trunc_normal_kernel(size, tensor.dtype.np)(key, offset, float(mean),
+                                                            float(std), float(a), float(b))
+        arr = jax.lax.slice(flat, (0,), (n,)).reshape(shape)
+        with no_grad():
+            return tensor.copy_(Tensor._wrap(arr))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -107,6 +109,7 @@ def zeros_(tensor: Tensor) -> Tensor:
         return tensor.zero_()
 
 
+@scoped  # values of the tensor's dtype, int64 and float64 included
 def _fill_from(tensor: Tensor, values: np.ndarray) -> Tensor:
     with no_grad():
         return tensor.copy_(Tensor._wrap(jnp.asarray(values, tensor.dtype.np)))

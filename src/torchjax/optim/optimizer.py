@@ -23,6 +23,7 @@ from .. import _dtypes
 from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from .._x64 import scope
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -219,20 +220,23 @@ class Optimizer:
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self = args[0]
-            for pre_hook in chain(_global_pre_hooks.values(),
-                                  self._optimizer_step_pre_hooks.values()):
-                result = pre_hook(self, args, kwargs)
-                if result is not None:
-                    if isinstance(result, tuple) and len(result) == 2:
-                        args, kwargs = result
-                    else:
-                        raise RuntimeError(f"{func} must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {result}.")
-            out = func(*args, **kwargs)
-            for post_hook in chain(self._optimizer_step_post_hooks.values(),
-                                   _global_post_hooks.values()):
-                post_hook(self, args, kwargs)
-            return out
+            # the step (its closure and hooks too) runs in torchjax's x64 scope: the update
+            # and the state it creates keep the parameters' dtypes, float64 included
+            with scope():
+                for pre_hook in chain(_global_pre_hooks.values(),
+                                      self._optimizer_step_pre_hooks.values()):
+                    result = pre_hook(self, args, kwargs)
+                    if result is not None:
+                        if isinstance(result, tuple) and len(result) == 2:
+                            args, kwargs = result
+                        else:
+                            raise RuntimeError(f"{func} must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {result}.")
+                out = func(*args, **kwargs)
+                for post_hook in chain(self._optimizer_step_post_hooks.values(),
+                                       _global_post_hooks.values()):
+                    post_hook(self, args, kwargs)
+                return out
 
         return wrapper
 
@@ -378,7 +382,8 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g._write(jnp.zeros_like(g._data))
+                    with scope():  # zeros of the gradient's dtype, float64 included
+                        g._write(jnp.zeros_like(g._data))
 
     def step(self, closure=None):
         """Perform a single optimization step (defined by each optimizer)."""

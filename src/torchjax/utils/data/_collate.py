@@ -20,6 +20,7 @@ import numpy as np
 from ... import _creation, _dtypes
 from ..._dispatch import call_op
 from ..._tensor import Tensor
+from ..._x64 import scoped
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
 
@@ -35,6 +36,7 @@ _SUPPORTED_NP = ("float64, float32, float16, complex64, complex128, int64, int32
 
 # -- the last step: a numpy array becomes a tensor (main process) or a _Shipped (worker) ------
 
+@scoped  # also pickle's reconstructor of a worker's batch: int64 batches stay int64
 def _wrap(arr: np.ndarray) -> Tensor:
     return Tensor._wrap(jnp.asarray(arr))
 
