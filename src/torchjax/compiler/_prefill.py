@@ -17,7 +17,8 @@ parameter that gets no gradient keeps `.grad` None and no optimizer state, as in
 
 from __future__ import annotations
 
-import jax.numpy as jnp
+import jax
+import numpy as np
 
 from .._tensor import Tensor
 from ._trace import GradWrite, OptStateWrite
@@ -65,5 +66,8 @@ def prefill(lazy, known) -> bool:
                 return False
         else:
             t = known[w.t]
-            t._grad = Tensor._wrap(jnp.zeros(aval.shape, aval.dtype))
+            # made on the host and put beside the parameter: jnp.zeros would compile a
+            # program per shape
+            zeros = np.zeros(aval.shape, aval.dtype)
+            t._grad = Tensor._wrap(jax.device_put(zeros, t._data.sharding))
     return True
