@@ -190,7 +190,7 @@ def test_jax_functions_inside_torchjax_see_x64():
 
 def test_under_the_users_own_jit_torchjax_follows_its_x64_setting():
     """A trace sees one x64 setting: inside a jax.jit the user started with x64 off, torchjax's
-    float32 code traces as it runs eagerly, and under jax.enable_x64(True) int64 is kept."""
+    float32 code traces as it runs eagerly, and int64 is kept, with x64 on or off."""
     model = torchjax.nn.Linear(3, 2)
 
     def f(a):
@@ -206,6 +206,10 @@ def test_under_the_users_own_jit_torchjax_follows_its_x64_setting():
     with jax.enable_x64(True):
         i, r = jax.jit(idx)(np.array([1.0, 3.0, 2.0]))
     assert (i.dtype, r.dtype) == (np.int64, np.int64) and int(i) == 1
+    # with x64 off, JAX's defaults in the user's program stay 32-bit, torchjax's int64 stays
+    i, r = jax.jit(idx)(np.array([1.0, 3.0, 2.0]))
+    assert (i.dtype, r.dtype) == (np.int64, np.int64) and int(i) == 1
+    assert jax.jit(lambda a: jnp.arange(3) + a)(1).dtype == jnp.int32
 
 
 def test_the_users_jit_programs_are_not_changed_by_torchjax():

@@ -30,6 +30,8 @@ from ._x64 import EVAL as _EVAL
 from ._x64 import KEPT as _KEPT
 from ._x64 import TRACE as _TRACE
 from ._x64 import X64 as _X64
+from ._x64 import Allowed as _Allowed
+from ._x64 import allow as _allow
 
 _STATE = grad_mode.STATE
 try:  # the class of a concrete jax array, named without making one: importing torchjax must
@@ -319,7 +321,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
     # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a
     # wrapper would add a frame to the stack its warnings point into
-    x64 = _KEPT if _X64.value or _TRACE.value is not _EVAL else _X64.swap_local(True)
+    x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
     try:
         if CAPTURE is not None:
             CAPTURE(dyn)
@@ -342,7 +344,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         return _wrap_outputs(prep, dyn, stat, out, None)
     finally:
         if x64 is not _KEPT:
-            _X64.set_local(x64)
+            _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
 
 
 def stop_traced(out):
@@ -681,7 +683,7 @@ def _edge_index(prep, diff, n_edges):
 def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     """Tensor.<op>_: compute as the out-of-place op, cast to self's dtype, write in place."""
     # torchjax's x64 scope, entered inline as in dispatch
-    x64 = _KEPT if _X64.value or _TRACE.value is not _EVAL else _X64.swap_local(True)
+    x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
     try:
         if CAPTURE is not None:
             CAPTURE(dyn)
@@ -733,7 +735,7 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
         return self
     finally:
         if x64 is not _KEPT:
-            _X64.set_local(x64)
+            _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
 
 
 def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
@@ -768,7 +770,7 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
 def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
     """The out= form: compute, then write the result into `out` (resized as needed)."""
     # torchjax's x64 scope, entered inline as in dispatch
-    x64 = _KEPT if _X64.value or _TRACE.value is not _EVAL else _X64.swap_local(True)
+    x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
     try:
         res = dispatch(prep, dyn, stat)
         if not isinstance(out, Tensor):
@@ -792,7 +794,7 @@ def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
         return out
     finally:
         if x64 is not _KEPT:
-            _X64.set_local(x64)
+            _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
 
 
 # -- generating the public functions and methods ---------------------------------------------

@@ -24,11 +24,12 @@ in the scope and sees the dtypes of the tensors it is handed. A Module's forward
 user's code: each torchjax call in it enters the scope itself.
 
 Inside a JAX transformation the user started with x64 off (their own jax.jit or jax.grad
-over code that uses torchjax), the scope is not entered: a trace must see one setting from
-start to end (JAX lowers the whole program under the setting its caller has, and 64-bit
-pieces traced inside it fail to lower), so torchjax follows the user's setting there and
-64-bit dtypes come out as 32-bit ones, as everywhere else in that program. To keep PyTorch's
-64-bit dtypes there, run the transformed call under `jax.enable_x64(True)`.
+over code that uses torchjax), x64 mode is not switched on: a trace must see one setting from
+start to end (JAX lowers the whole program under the setting its caller has). The scope
+allows explicitly requested 64-bit dtypes there instead (JAX's jax_explicit_x64_dtypes,
+thread-locally): JAX's defaults in that program stay 32-bit, while a torchjax tensor that is
+int64 or float64 keeps its dtype, as it does eagerly (an exported BatchNorm counts its
+batches in int64 under the user's jax.jit). Such programs lower as any mixed-width program.
 
 Compiled programs are not shared across the two settings: jax.jit keys its caches on x64,
 so torchjax's programs and the user's stay separate.
@@ -62,6 +63,49 @@ except ImportError:  # moved in a newer jax: behave as if never inside a user's 
 # value, never None)
 KEPT = None
 
+try:
+    from jax._src.config import ExplicitX64Mode as _Mode
+    from jax._src.config import explicit_x64_dtypes as EXPLICIT
+    _ALLOW = _Mode.ALLOW
+except ImportError:  # a jax without the option: inside user transforms nothing is changed
+    EXPLICIT = None
+
+
+class Allowed:
+    """The token of a scope entered inside a user's x64-off transformation: it allowed
+    explicit 64-bit dtypes, and puts the previous mode back."""
+
+    __slots__ = ("prev",)
+
+    def restore(self):
+        EXPLICIT.set_local(self.prev)
+
+
+def enter():
+    """Enter the scope; returns the token `leave` takes. Hot paths inline the first branch."""
+    if X64.value:
+        return KEPT
+    if TRACE.value is EVAL:
+        return X64.swap_local(True)
+    return allow()
+
+
+def allow():
+    """Allow explicit 64-bit dtypes (the scope inside a user's x64-off transformation)."""
+    if EXPLICIT is None:
+        return KEPT
+    token = Allowed()
+    token.prev = EXPLICIT.swap_local(_ALLOW)
+    return token
+
+
+def leave(token):
+    if token is not KEPT:
+        if token.__class__ is Allowed:
+            token.restore()
+        else:
+            X64.set_local(token)
+
 
 class scope:
     """`with scope():` the x64 scope around a block (see the module docstring)."""
@@ -69,11 +113,10 @@ class scope:
     __slots__ = ("token",)
 
     def __enter__(self):
-        self.token = KEPT if X64.value or TRACE.value is not EVAL else X64.swap_local(True)
+        self.token = enter()
 
     def __exit__(self, *exc):
-        if self.token is not KEPT:
-            X64.set_local(self.token)
+        leave(self.token)
 
 
 def scoped(fn):
@@ -85,13 +128,13 @@ def scoped(fn):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        if X64.value or TRACE.value is not EVAL:
+        if X64.value:
             return fn(*args, **kwargs)
-        prev = X64.swap_local(True)
+        token = enter()
         try:
             return fn(*args, **kwargs)
         finally:
-            X64.set_local(prev)
+            leave(token)
 
     run.__torchjax_x64__ = True
     return run

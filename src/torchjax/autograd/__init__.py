@@ -17,7 +17,7 @@ from .._autograd.grad_mode import (
 )
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
-from .._x64 import EVAL, KEPT, TRACE, X64, scope
+from .._x64 import enter, leave, scope
 from . import functional, graph, profiler  # noqa: F401 (torch.autograd.profiler)
 from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -142,7 +142,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _run(roots, grads, retain_graph, targets, create_graph):
     # the backward pass (and the hooks it calls) runs in torchjax's x64 scope, as the ops of
     # the forward do; entered inline like dispatch's, since a training step passes here
-    x64 = KEPT if X64.value or TRACE.value is not EVAL else X64.swap_local(True)
+    x64 = enter()
     try:
         if create_graph:
             from .._graph_backward import run_backward_graph
@@ -150,5 +150,4 @@ def _run(roots, grads, retain_graph, targets, create_graph):
         else:
             run_backward(roots, grads, bool(retain_graph), targets)
     finally:
-        if x64 is not KEPT:
-            X64.set_local(x64)
+        leave(x64)
