@@ -58,7 +58,7 @@ cfloat = complex64
 cdouble = complex128
 
 from . import (
-    _dispatch,  # noqa: E402
+    _generate,  # noqa: E402
     _ops,  # noqa: E402  (registers the op table)
 )
 from ._autograd.anomaly import (  # noqa: E402
@@ -110,8 +110,8 @@ from ._random import (  # noqa: E402
 )
 from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 
-_dispatch.install(globals())
-_dispatch.install_functions(globals())
+_generate.install(globals())
+_generate.install_functions(globals())
 
 from . import _inplace_random  # noqa: E402
 

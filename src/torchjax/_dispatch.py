@@ -6,8 +6,8 @@ the backward needs, and its backward is a cached jitted function that re-runs th
 jax.vjp. XLA drops whatever part of the recomputation the gradient does not use, so this
 costs one XLA call per node and no eager jax.vjp ever (DESIGN.md, measured costs).
 
-Also generates torchjax.<op>, Tensor.<op>, Tensor.<op>_ and the operator dunders from the
-op table.
+The row as a pure function and its backward are in _pure.py; the public functions, methods
+and operators generated from the table are in _generate.py.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
 from ._ops._registry import OPS, OpDef
+from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure, _spec_for
 from ._tensor import Tensor
-from ._view_grad import record_copy_slices, regenerate_views, run_spec
+from ._view_grad import record_copy_slices, regenerate_views
 from ._x64 import EVAL as _EVAL
 from ._x64 import KEPT as _KEPT
 from ._x64 import TRACE as _TRACE
@@ -42,10 +43,8 @@ except ImportError:  # moved in a newer jax: every result then takes the grad-mo
 # torchjax.utils.checkpoint sets this to a callable while it discovers which tensors a
 # region reads: called with each op's dynamic arguments before the op runs
 CAPTURE = None
-_SCALARS = (bool, int, float, complex, np.number, np.bool_)
 _INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64,
                                              jnp.complex64, jnp.complex128))
-_T, _L, _S = 0, 1, 2  # kinds of dynamic parameters: tensor, tensor list, scalar
 
 
 class _Prepared:
@@ -106,36 +105,6 @@ PREPARED: dict[str, _Prepared] = {}
 FUNCTIONS: dict = {}
 
 
-def _cast(v, dtype):
-    if v is None:
-        return None
-    return jnp.asarray(v, dtype=dtype.np) if v.__class__ in _SCALARS or v.dtype != dtype.np \
-        else v
-
-
-def _make_pure(prep: _Prepared, stat: tuple, cd, out_cast):
-    """The row's function of dynamic arrays, with statics bound and inputs cast to cd."""
-    op = prep.op
-    static_kw = dict(zip(op.statics, stat))
-    names, kinds, fn = prep.names, prep.promote_kinds, op.fn
-
-    def pure(*dyn):
-        kw = dict(static_kw)
-        for n, k, v in zip(names, kinds, dyn):
-            if cd is not None:
-                if k == _T:
-                    v = _cast(v, cd)
-                elif k == _L:
-                    v = tuple(_cast(x, cd) for x in v)
-            kw[n] = v
-        out = fn(**kw)
-        if out_cast is not None:
-            out = out.astype(out_cast.np)
-        return out
-
-    return pure
-
-
 def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
     # the types are part of the key because True == 1 and hash alike, yet std(x, 1) (a dim)
     # and std(x, True) (unbiased) are different calls
@@ -161,16 +130,6 @@ def _types(stat):
     if tuple in types:
         return tuple(_types(v) if type(v) is tuple else k for v, k in zip(stat, types))
     return types
-
-
-def _hashable(v):
-    if isinstance(v, (list, tuple)):
-        return tuple(_hashable(x) for x in v)
-    if isinstance(v, Tensor):
-        raise TypeError("expected a Python value here, got a Tensor")
-    if isinstance(v, np.ndarray):
-        return tuple(v.tolist())
-    return v
 
 
 # -- argument unwrapping and dtype promotion -------------------------------------------------
@@ -550,134 +509,6 @@ def _pack_saved(node, dyn, result, from_result):
 _SAVED_HOOKS = _saved_hooks.STATE
 
 
-# -- backward specs --------------------------------------------------------------------------
-
-def _conj_complex(xs):
-    return tuple(jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x for x in xs)
-
-
-def pytorch_complex_convention(pure):
-    """A node's backward with PyTorch's convention for complex gradients.
-
-    For complex tensors PyTorch's gradients are the conjugates of the cotangents jax.vjp
-    works with, so complex cotangents are conjugated on the way into the VJP and complex
-    gradients on the way out. Real arrays pass through untouched (the check is on static
-    dtypes, so it costs nothing in the compiled program); between two nodes the two
-    conjugations cancel."""
-
-    def wrapped(saved, cts):
-        return _conj_complex(pure(saved, _conj_complex(cts)))
-
-    return wrapped
-
-
-def _from_result(prep, cd) -> bool:
-    """Whether this call's backward reads the result (the row's result_grad) instead of
-    re-running the op; only for real floating results, where the rule needs no conjugation."""
-    return prep.result_grad is not None and cd is not None and cd.is_floating_point
-
-
-def vjp_of_inexact(f, primals, cts):
-    """The vjp of f at primals for cotangents `cts` (one per output of f, None for none):
-    integer and boolean outputs take no cotangent, missing ones are zeros."""
-    kept = []  # which outputs are differentiable, found while tracing
-
-    def g(*d):
-        outs = f(*d)
-        if isinstance(outs, (tuple, list)):
-            kept[:] = [k for k, o in enumerate(outs) if jnp.issubdtype(o.dtype, jnp.inexact)]
-            return tuple(outs[k] for k in kept)
-        return outs
-
-    outs, vjp = jax.vjp(g, *primals)
-    if isinstance(outs, tuple):
-        ct = tuple(cts[k] if cts[k] is not None else jnp.zeros_like(o)
-                   for k, o in zip(kept, outs))
-    else:
-        ct = cts[0] if cts[0] is not None else jnp.zeros_like(outs)
-    return vjp(ct)
-
-
-class BackwardSpec:
-    """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
-
-    # slots: per gradient, where its input sits in the saved tuple and its edge (create_graph)
-    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots")
-
-    def __init__(self, prep, stat, cd, out_cast, diff, unsaved, n_edges):
-        fwd = _make_pure(prep, stat, cd, out_cast)
-        self.n_edges = n_edges
-        self.edge_of = _edge_index(prep, diff, n_edges)
-        self.slots = tuple((i, j, e) for (i, j), e in zip(diff, self.edge_of))
-        if _from_result(prep, cd):
-            rule = prep.result_grad
-            self.slots = ((0, -1, -1),)  # the saved result, reached through the node itself
-            self.pure = lambda saved, cts: (rule(saved[0], cts[0]),)
-            self.jit = jax.jit(self.pure)
-            return
-
-        def pure(saved, cts):
-            args = [list(a) if isinstance(a, tuple) else a for a in saved]
-            for i, j, shape, dt in unsaved:  # inputs whose values the gradient does not use
-                z = jnp.zeros(shape, dt)
-                if j < 0:
-                    args[i] = z
-                else:
-                    args[i][j] = z
-
-            def g(*d):
-                a = [list(x) if isinstance(x, list) else x for x in args]
-                for (i, j), v in zip(diff, d):
-                    if j < 0:
-                        a[i] = v
-                    else:
-                        a[i][j] = v
-                return fwd(*(tuple(x) if isinstance(x, list) else x for x in a))
-
-            return vjp_of_inexact(g, [args[i] if j < 0 else args[i][j] for i, j in diff], cts)
-
-        self.pure = pytorch_complex_convention(pure)
-        self.jit = jax.jit(self.pure)
-
-    def run(self, saved, cts):
-        return run_spec(self, saved, cts)
-
-
-_SPECS: dict = {}
-
-
-def _spec_for(prep, stat, cd, out_cast, diff, unsaved, n_edges):
-    key = (prep, stat, tuple(map(type, stat)), cd, out_cast, diff, unsaved, n_edges)
-    try:
-        spec = _SPECS.get(key)
-    except TypeError:
-        stat = _hashable(stat)
-        key = (prep, stat, tuple(map(type, stat)), cd, out_cast, diff, unsaved, n_edges)
-        spec = _SPECS.get(key)
-    if spec is None:
-        spec = _SPECS[key] = BackwardSpec(prep, key[1], cd, out_cast, diff, unsaved, n_edges)
-    return spec
-
-
-def _edge_index(prep, diff, n_edges):
-    # Edges are laid out per dynamic position: one for a tensor, len(list) for a list.
-    # diff lists (i, j) in the same order, so walk both together.
-    n_list = n_edges - sum(1 for k in prep.kinds if k == _T)
-    idx = []
-    for i, j in diff:
-        e = 0
-        for p, k in enumerate(prep.kinds):
-            if p == i:
-                e += 0 if j < 0 else j
-                break
-            if k == _T:
-                e += 1
-            elif k == _L:
-                e += n_list
-        idx.append(e)
-    return tuple(idx)
-
-
 # -- in-place variants -----------------------------------------------------------------------
 
 def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
@@ -797,149 +628,7 @@ def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
             _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
 
 
-# -- generating the public functions and methods ---------------------------------------------
-
-def _param_source(op: OpDef, self_name: str | None):
-    """Parameter list source and the defaults it refers to."""
-    parts = []
-    defaults = {}
-    seen_kwonly = False
-    first = True
-    for p in op.signature.parameters.values():
-        name = p.name
-        if first and self_name is not None:
-            name = self_name
-        first = False
-        if p.kind is p.KEYWORD_ONLY and not seen_kwonly:
-            parts.append("*")
-            seen_kwonly = True
-        if p.kind is p.VAR_POSITIONAL:
-            parts.append("*" + name)
-            seen_kwonly = True
-            continue
-        if p.default is p.empty:
-            parts.append(name)
-        else:
-            dname = f"_d_{p.name}"
-            defaults[dname] = p.default
-            parts.append(f"{name}={dname}")
-    return parts, seen_kwonly, defaults
-
-
-def _generate(op: OpDef, kind: str):
-    """Source-generated wrapper with the row's exact signature (fast argument binding)."""
-    prep = PREPARED[op.name]
-    self_name = "self" if kind in ("method", "inplace") else None
-    parts, kwonly, defaults = _param_source(op, self_name)
-    params = list(op.signature.parameters)
-    if self_name:
-        params[0] = "self"
-    rename = dict(zip(op.signature.parameters, params))
-    dyn = ", ".join(rename[n] for n in op.dynamic)
-    stat = ", ".join(rename[n] for n in op.statics)
-    body = "_dispatch_inplace" if kind == "inplace" else "_dispatch"
-    dyn_t = f"({dyn}{',' if dyn else ''})"
-    stat_t = f"({stat}{',' if stat else ''})"
-    lines = [f"def {op.name}({{params}}):"]
-    # PyTorch's nn.functional has no out= arguments
-    if kind == "function" and not op.view and op.out_names is None and not op.returns_list \
-            and op.namespace != "torch.nn.functional":
-        parts = parts + (["out=None"] if kwonly else ["*", "out=None"])
-        lines += ["    if out is not None:",
-                  f"        return _dispatch_out(_prep, {dyn_t}, {stat_t}, out)"]
-    lines.append(f"    return {body}(_prep, {dyn_t}, {stat_t})")
-    src = "\n".join(lines).replace("{params}", ", ".join(parts)) + "\n"
-    ns = dict(defaults, _prep=prep, _dispatch=dispatch, _dispatch_inplace=dispatch_inplace,
-              _dispatch_out=dispatch_out)
-    exec(compile(src, f"<torchjax op {op.name}>", "exec"), ns)
-    f = ns[op.name]
-    f.__doc__ = op.doc
-    f.__qualname__ = op.name if kind == "function" else f"Tensor.{op.name}"
-    return f
-
-
-def _dunder(prep, reflected: bool, inplace: bool = False):
-    op = prep.op
-    nstat = len(op.statics)
-    defaults = tuple(op.signature.parameters[n].default for n in op.statics)
-    if nstat and any(d is op.signature.empty for d in defaults):
-        raise ValueError(f"op {op.name} cannot be an operator: statics without defaults")
-    n_dyn = len(op.dynamic)
-    extra = tuple(op.signature.parameters[n].default for n in op.dynamic[2:])
-    if n_dyn == 1:
-        def unary(self):
-            return dispatch(prep, (self,), defaults)
-        return unary
-
-    def binary(self, other):
-        if not isinstance(other, (Tensor, *_SCALARS)) and not isinstance(other, numbers.Number):
-            return NotImplemented
-        args = (other, self) if reflected else (self, other)
-        call = dispatch_inplace if inplace else dispatch
-        return call(prep, args + extra if n_dyn > 2 else args, defaults)
-
-    return binary
-
-
-def install(namespace: dict, tensor_cls=Tensor):
-    """Create torchjax.<op>, Tensor.<op>, Tensor.<op>_ and dunders for every row."""
-    for name, op in OPS.items():
-        if name in PREPARED:
-            continue
-        prep = PREPARED[name] = _Prepared(op)
-        if op.view:
-            op.pure_view = _pure_view(op)
-        f = _generate(op, "function")
-        FUNCTIONS[name] = f  # every row's function form, exported or not (nn.functional uses it)
-        if op.function and op.namespace == "torch":
-            for n in (name, *op.aliases):
-                namespace[n] = f
-        if op.method:
-            m = _generate(op, "method")
-            for n in (name, *op.aliases):
-                setattr(tensor_cls, n, m)
-        if op.inplace:
-            ip = _generate(op, "inplace")
-            ip.__name__ = name + "_"
-            for n in (name, *op.aliases):
-                setattr(tensor_cls, n + "_", ip)
-        for d in op.dunders:
-            setattr(tensor_cls, d, _dunder(prep, False))
-            if op.inplace and d != "__matmul__":
-                # x += y changes x in place (views of x see it), as in PyTorch
-                setattr(tensor_cls, "__i" + d[2:], _dunder(prep, False, inplace=True))
-        for d in op.rdunders:
-            setattr(tensor_cls, d, _dunder(prep, True))
-
-
 make_view, key_stat = _make_view, _key_stat  # for views made outside dispatch (indexing)
-
-
-def namespace_functions(ns: str) -> dict:
-    """The function forms of the rows published in namespace `ns` (e.g. "torch.linalg"),
-    under their public names and aliases."""
-    out = {}
-    for name, op in OPS.items():
-        if op.namespace == ns and name in FUNCTIONS:
-            for n in (op.public_name, *op.aliases):
-                out[n] = FUNCTIONS[name]
-    return out
-
-
-def install_functions(namespace: dict, tensor_cls=Tensor):
-    from ._ops._registry import FUNCTIONS
-    for name, (fn, method, function, aliases) in FUNCTIONS.items():
-        for n in (name, *aliases):
-            if function:
-                namespace[n] = fn
-            if method:
-                setattr(tensor_cls, n, fn)
-
-
-def _pure_view(op):
-    def pure_view(stat, arr):
-        return op.fn(arr, **dict(zip(op.statics, stat)))
-    return pure_view
 
 
 class _ItemView:

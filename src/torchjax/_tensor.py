@@ -1,5 +1,5 @@
 """Tensor: a jax.Array plus autograd metadata, a version counter and a view base. No math here:
-every op method is generated from the op table (see _dispatch.py)."""
+every op method is generated from the op table (see _generate.py)."""
 
 from __future__ import annotations
 

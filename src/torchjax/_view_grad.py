@@ -57,7 +57,7 @@ class FunctionSpec:
             _, vjp = jax.vjp(g, *(args[i] for i in diff))
             return vjp(cts[0])
 
-        from ._dispatch import pytorch_complex_convention
+        from ._pure import pytorch_complex_convention
         self.pure = pytorch_complex_convention(pure)
         self.jit = jax.jit(self.pure)
 
