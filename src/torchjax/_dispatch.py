@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _saves
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -50,9 +50,9 @@ _INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float3
 class _Prepared:
     """Per-row data the hot path needs, computed once."""
 
-    __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "saves_pos",
-                 "saves_result", "out_cls", "promote_kinds", "result_grad", "check",
-                 "grad_of")
+    __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "plan",
+                 "has_saved", "out_cls", "promote_kinds", "result_grad", "check", "grad_of",
+                 "saves_of", "plans")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -72,17 +72,31 @@ class _Prepared:
         needs = op.needs
         self.needs_pos = None if needs is None else frozenset(
             i for i, n in enumerate(self.names) if n in needs)
-        saves = op.saves if op.saves is not None else (needs if needs is not None else None)
-        if saves is None:
-            self.saves_pos = tuple(i for i, k in enumerate(self.kinds) if k != _S)
-            self.saves_result = False
+        self.saves_of = None
+        if callable(op.saves):  # chosen per call (plan_for); every choice saves something
+            self.saves_of = _bind_arguments(op, op.saves)
+            self.plans = {}
+            self.plan = None
+            self.has_saved = True
         else:
-            self.saves_pos = tuple(i for i, n in enumerate(self.names) if n in saves)
-            self.saves_result = "result" in saves
+            self.plan = self._plan(op.saves if op.saves is not None else op.needs)
+            p = self.plan
+            self.has_saved = bool(p.always or p.conditional or p.result)
         self.result_grad = op.result_grad
         self.out_cls = None
         if op.out_names:
             self.out_cls = _return_type(op.name, op.out_names)
+
+    def _plan(self, saves):
+        return _saves.plan(saves, self.op, self.names, tuple(k == _S for k in self.kinds))
+
+    def plan_for(self, dyn, stat):
+        """The save plan of a row whose saves depend on the call (one per choice)."""
+        saves = self.saves_of(dyn, stat)
+        got = self.plans.get(id(saves))
+        if got is None:
+            got = self.plans[id(saves)] = (saves, self._plan(saves))
+        return got[1]
 
 
 _RETURN_TYPES: dict = {}
@@ -416,7 +430,8 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
             edges.append(None)
             saved.append(a)
     versions = []
-    for i in prep.saves_pos:
+    plan = prep.plan or prep.plan_for(dyn, stat)
+    for i in plan.positions(dyn):
         v = dyn[i]
         if isinstance(v, Tensor):
             vc = v._vc
@@ -428,14 +443,14 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
         saved, unsaved = [out], ()
     spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
     node = _node_cls(prep, dyn, stat)(spec, tuple(saved), edges, (), 1,
-                                      has_saved=bool(prep.saves_pos) or prep.saves_result)
+                                      has_saved=prep.has_saved)
     t = Tensor._wrap(out)
     if out.dtype in _INEXACT:
         t._requires_grad = True
         t._grad_fn = node
     if prep.op.view:
         _make_view(t, dyn[0], ((prep.op, _key_stat(stat)),))
-    if prep.saves_result:
+    if plan.result and plan.saves_result(dyn):
         vc = t._vc = [0]
         versions.append((vc, 0, out.aval))
     node._versions = tuple(versions)
@@ -470,7 +485,8 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
         saved = tuple(saved)
         unsaved = tuple(unsaved)
     versions = []
-    for i in prep.saves_pos:
+    plan = prep.plan or prep.plan_for(dyn, stat)
+    for i in plan.positions(dyn):
         v = dyn[i]
         if isinstance(v, Tensor):
             if v is inplace_self:
@@ -483,11 +499,11 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
     spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
     n_out = len(out) if isinstance(out, (tuple, list)) else 1
     node = _node_cls(prep, dyn, stat, inplace_self is not None)(spec, saved, edges, (), n_out,
-                                      has_saved=bool(prep.saves_pos) or prep.saves_result)
+                                                                has_saved=prep.has_saved)
     if inplace_self is not None:
         return node, versions
     result = _wrap_outputs(prep, dyn, stat, out, node)
-    if prep.saves_result:
+    if plan.result and plan.saves_result(dyn):
         r = result if isinstance(result, Tensor) else result[0]
         versions.append((r._counter(), r._version, _describe(r)))
     node._versions = tuple(versions)
@@ -558,7 +574,8 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
             self._output_nr = 0
             self._requires_grad = True
             # the op's own input snapshot is immutable, so only a saved result is checked later
-            if prep.saves_result:
+            plan = prep.plan or prep.plan_for(dyn, stat)
+            if plan.result and plan.saves_result(dyn):
                 versions.append((self._counter(), self._version, _describe(self)))
             node._versions = tuple(versions)
             if self._views:
@@ -584,7 +601,7 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
                                   "list of tensors that require grad does not record gradients; "
                                   "write to a clone() instead")
     versions = []
-    for i in prep.saves_pos:
+    for i in (prep.plan or prep.plan_for(dyn, stat)).positions(dyn):
         v = dyn[i]
         if i and isinstance(v, Tensor):
             versions.append((v._counter(), v._version, _describe(v)))

@@ -181,6 +181,12 @@ SAMPLES.update({
         S(make(2, 3), call=lambda lib, a: a.clone().mul_(2.0), desc="mul_ scalar"),
         S(make(2, 3), make(3), call=lambda lib, a, b: a.clone().multiply_(b)),
     ],
+    "_rtruediv": [
+        S(make(2, 3, low=0.5, high=2), call=lambda lib, a: 2 / a, desc="2 / a"),
+        S(make(2, 3, dtype="int64", low=1, high=5), call=lambda lib, a: 2 / a,
+          desc="2 / int"),
+        S(make(3, low=0.5, high=2), call=lambda lib, a: 2.5 / a, desc="2.5 / a"),
+    ],
     "div": [
         S(make(3, 4), make(3, 4, low=0.5, high=2)),
         S(make(3, 4), make(4, low=0.5, high=2), desc="broadcast"),
@@ -201,9 +207,6 @@ SAMPLES.update({
         S(make(3, dtype="int32"), Z(2, "int64"), rounding_mode="floor"),
         S(make(3), make(3, low=1, high=2), call=lambda lib, a, b: lib.divide(a, b)),
         S(make(2, 3), make(3, low=1, high=2), call=lambda lib, a, b: a / b, desc="a / b"),
-        S(make(2, 3, low=0.5, high=2), call=lambda lib, a: 2 / a, desc="2 / a"),
-        S(make(2, 3, dtype="int64", low=1, high=5), call=lambda lib, a: 2 / a,
-          desc="2 / int"),
         S(make(2, 3), make(3, low=1, high=2), call=lambda lib, a, b: a.clone().div_(b)),
         S(make(2, 3), make(3, low=1, high=2),
           call=lambda lib, a, b: a.clone().div_(b, rounding_mode="floor")),

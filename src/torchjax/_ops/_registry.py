@@ -60,7 +60,11 @@ class OpDef:
     needs: tuple[str, ...] | None = None
     # Tensors PyTorch saves for backward (names of arguments, or "result"): their versions are
     # checked, so an in-place change to them after the op raises PyTorch's error. None: `needs`.
-    saves: tuple[str, ...] | None = None
+    # A tuple is saved whenever a node is made. A dict maps each differentiable input to what
+    # its derivative formula reads (derivatives.yaml), e.g. mul {"input": ("other",), "other":
+    # ("input",)}: as in PyTorch, a tensor only one formula reads is saved only when that
+    # formula's input requires grad, so `z * 5` saves nothing of z (see _saves.py).
+    saves: tuple[str, ...] | dict[str, tuple[str, ...]] | None = None
     # The derivative from the result alone, for one-input rows whose result PyTorch saves
     # (exp, tanh, sigmoid, ...): result_grad(result, ct) -> the input's cotangent. With it the
     # backward reads the kept result instead of re-running the op on the input, which on large

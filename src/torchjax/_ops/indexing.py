@@ -155,7 +155,7 @@ def _wrap(dim, ndim):
 
 
 @op(name="gather", tensors=("input", "index"), promote="none", needs=("index",),
-    function=False, method=False)
+    function=False, method=False, saves=("input", "index"))
 def _gather_row(input, dim, index, *, sparse_grad=False):
     """Values of input along dim at index: out[i][j] = input[index[i][j]][j] for dim 0."""
     if input.ndim == 0:
@@ -179,7 +179,7 @@ def _index_select_row(input, dim, index):
 
 
 @op(name="take", tensors=("input", "index"), promote="none", needs=("index",),
-    function=False, method=False)
+    function=False, method=False, saves=("input", "index"))
 def _take_row(input, index):
     """input seen as 1-D, at index (negative indices count from the end)."""
     flat = input.reshape(-1)
@@ -187,7 +187,7 @@ def _take_row(input, index):
 
 
 @op(name="take_along_dim", tensors=("input", "indices"), promote="none", needs=("indices",),
-    function=False, method=False, grad="GatherBackward0")
+    function=False, method=False, grad="GatherBackward0", saves=("input",))
 def _take_along_dim_row(input, indices, dim=None):
     """Values of input at indices along dim, broadcasting the other dims (flat when dim=None)."""
     if dim is None:
@@ -235,7 +235,7 @@ def masked_fill(input, mask, value):
 
 
 @op(tensors=("input", "mask"), promote="none", needs=("mask",), function=False, method=False,
-    grad="MaskedSelectBackward0")
+    grad="MaskedSelectBackward0", saves=("input", "mask"))
 def _masked_select(input, mask, count):
     """The entries of input where mask is True, as a 1-D tensor (count of them, known)."""
     shape = jnp.broadcast_shapes(input.shape, mask.shape)

@@ -54,6 +54,12 @@ def _store_stats(result, running_mean, running_var) -> Tensor:
     with no_grad():
         running_mean._write(new_mean._data)
         running_var._write(new_var._data)
+    node = out._grad_fn
+    if node is not None and node._versions:
+        # the node saved the statistics as they are after this update, as PyTorch's does
+        counters = {id(running_mean._counter()), id(running_var._counter())}
+        node._versions = tuple((c, c[0], aval) if id(c) in counters else (c, v, aval)
+                               for c, v, aval in node._versions)
     return out
 
 
