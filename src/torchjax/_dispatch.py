@@ -371,6 +371,7 @@ def _make_view(t: Tensor, src: Tensor, link):
     base = src._base if src._base is not None else src
     t._base = base
     t._view_chain = (src._view_chain or ()) + link if src._base is not None else link
+    t._detached = src._detached  # a view of a detach()/.data alias is outside autograd too
     t._vc = base._counter()
     if base._views is None:
         base._views = []
@@ -559,9 +560,7 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
                 f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
                 f"broadcast shape [{', '.join(map(str, out.shape))}]")
         record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
-        base = self._base
-        # a detach()/.data alias of a tensor requiring grad shares values but is no autograd view
-        if record and base is not None and (self._requires_grad or not base._requires_grad):
+        if record and self._base is not None and not self._detached:
             return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
         if record:
             node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,

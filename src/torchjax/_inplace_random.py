@@ -32,7 +32,7 @@ def _check_leaf(t: Tensor):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = t._base
-    if base is not None and base._requires_grad and base._grad_fn is None:
+    if t._autograd_view() and base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 
@@ -40,7 +40,7 @@ def _check_leaf(t: Tensor):
 def _fill(self: Tensor, arr, grad_name: str) -> Tensor:
     """Write the samples into self. When autograd records it (self is part of a graph), the new
     node has a zero gradient, like PyTorch's <Sampler>Backward nodes."""
-    base = self._base
+    base = self._base if self._autograd_view() else None
     record = (grad_mode.STATE.grad_enabled and self.dtype.is_floating_point
               and (self._requires_grad or (base is not None and base._requires_grad)))
     if not record:

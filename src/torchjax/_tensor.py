@@ -51,7 +51,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_chain", "_views", "_retains_grad", "_acc", "_hooks",
-                 "_post_acc_hooks", "__weakref__", "__dict__")
+                 "_post_acc_hooks", "_detached", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
@@ -79,6 +79,7 @@ class Tensor:
         t._acc = None
         t._hooks = None
         t._post_acc_hooks = None
+        t._detached = False
         return t
 
     # -- metadata --------------------------------------------------------------------------
@@ -199,7 +200,13 @@ class Tensor:
         return self._output_nr
 
     def _is_view(self) -> bool:
-        return self._base is not None
+        return self._base is not None and not (self._detached and not self._view_chain)
+
+    def _autograd_view(self) -> bool:
+        """Whether in-place writes to self are autograd writes into its base (CopySlices).
+        detach()/.data aliases, and views taken from them, share their root's values but not
+        its history: as in PyTorch they are leaves of their own."""
+        return self._base is not None and not self._detached
 
     @property
     def requires_grad(self) -> bool:
@@ -607,6 +614,7 @@ def _alias(t: Tensor, share_version: bool) -> Tensor:
     base = t._base if t._base is not None else t
     out._base = base
     out._view_chain = t._view_chain if t._base is not None else ()
+    out._detached = True
     if share_version:
         out._vc = base._counter()
     else:

@@ -116,7 +116,7 @@ def regenerate_views(base) -> None:
     av = base._data.aval
     for ref in base._views:
         v = ref()
-        if v is None:
+        if v is None or v._detached:  # detach()/.data aliases keep no history
             continue
         key = ("view", v._view_chain, av.shape, av.dtype)
         spec = _SPECS.get(key)
