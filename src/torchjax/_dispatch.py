@@ -372,6 +372,8 @@ def _make_view(t: Tensor, src: Tensor, link):
     t._base = base
     t._view_chain = (src._view_chain or ()) + link if src._base is not None else link
     t._detached = src._detached  # a view of a detach()/.data alias is outside autograd too
+    # a view of a normal tensor taken under inference_mode is a normal tensor, as in PyTorch
+    t._inference = src._inference
     t._vc = base._counter()
     if base._views is None:
         base._views = []
@@ -398,6 +400,14 @@ def _edges_and_diff(prep, dyn):
                     diff.append((i, j))
                 edges.append(e)
     return tuple(edges), tuple(diff)
+
+
+def _inference_saved():
+    raise RuntimeError(
+        "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+        "inference mode in computation tracked by autograd. To work around this, you can make "
+        "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
+        "instead of `torch.inference_mode()`.")
 
 
 def _describe(t: Tensor):
@@ -435,6 +445,8 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
     for i in plan.positions(dyn):
         v = dyn[i]
         if isinstance(v, Tensor):
+            if v._inference:
+                _inference_saved()
             vc = v._vc
             if vc is None:
                 vc = v._vc = [0]
@@ -490,10 +502,14 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
     for i in plan.positions(dyn):
         v = dyn[i]
         if isinstance(v, Tensor):
+            if v._inference:
+                _inference_saved()
             if v is inplace_self:
                 continue  # its new version is checked through "result"
             versions.append((v._counter(), v._version, _describe(v)))
         elif prep.kinds[i] == _L:
+            if any(x._inference for x in v):
+                _inference_saved()
             versions.extend((x._counter(), x._version, _describe(x)) for x in v)
     if _from_result(prep, cd):
         saved, unsaved = (out,), ()
@@ -603,6 +619,8 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
     for i in (prep.plan or prep.plan_for(dyn, stat)).positions(dyn):
         v = dyn[i]
         if i and isinstance(v, Tensor):
+            if v._inference:
+                _inference_saved()
             versions.append((v._counter(), v._version, _describe(v)))
     node = record_copy_slices(self, (prep, _key_stat(stat), cd, out_cast),
                               _make_pure(prep, stat, cd, out_cast), dyn, arrays, versions)

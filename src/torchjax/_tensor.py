@@ -51,7 +51,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_chain", "_views", "_retains_grad", "_acc", "_hooks",
-                 "_post_acc_hooks", "_detached", "__weakref__", "__dict__")
+                 "_post_acc_hooks", "_detached", "_inference", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
@@ -80,6 +80,8 @@ class Tensor:
         t._hooks = None
         t._post_acc_hooks = None
         t._detached = False
+        # made under inference_mode: an inference tensor (see is_inference)
+        t._inference = _INFERENCE.inference
         return t
 
     # -- metadata --------------------------------------------------------------------------
@@ -222,6 +224,9 @@ class Tensor:
         value = bool(value)
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and self._inference and not _INFERENCE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -359,8 +364,18 @@ class Tensor:
     def is_contiguous(self, memory_format=None) -> bool:
         return True
 
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under inference_mode (or is a view or detach() of one).
+        Outside inference_mode it cannot be changed in place or saved for backward."""
+        return self._inference
+
     def _write(self, new) -> None:
         """Replace the values in place: bump the shared version, update the base and views."""
+        if self._inference and not _INFERENCE.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You "
+                "can make a clone to get a normal tensor before doing inplace update.See "
+                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         self._counter()[0] += 1
         base = self._base
         if base is None:
@@ -615,6 +630,7 @@ def _alias(t: Tensor, share_version: bool) -> Tensor:
     out._base = base
     out._view_chain = t._view_chain if t._base is not None else ()
     out._detached = True
+    out._inference = t._inference
     if share_version:
         out._vc = base._counter()
     else:
@@ -651,6 +667,7 @@ jax.tree_util.register_pytree_node(
     Tensor, lambda t: ((t._data,), None), lambda _, xs: Tensor._wrap(xs[0]))
 
 _ = grad_mode, accumulator_of  # re-exported for the dispatcher
+_INFERENCE = grad_mode.STATE
 
 
 def _autograd_backward(*args, **kwargs):

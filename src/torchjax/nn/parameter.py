@@ -28,7 +28,8 @@ class Parameter(Tensor):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         _init_from(self, data._data)
-        self._requires_grad = bool(requires_grad)
+        self._inference = data._inference
+        self.requires_grad = bool(requires_grad)  # the setter refuses inference tensors
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
