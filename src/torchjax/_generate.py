@@ -145,7 +145,7 @@ def namespace_functions(ns: str) -> dict:
 
 def install_functions(namespace: dict, tensor_cls=Tensor):
     from ._ops._registry import FUNCTIONS
-    for name, (fn, method, function, aliases) in FUNCTIONS.items():
+    for (name, *_), (fn, method, function, aliases) in FUNCTIONS.items():
         for n in (name, *aliases):
             if function:
                 namespace[n] = fn

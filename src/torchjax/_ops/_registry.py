@@ -160,7 +160,7 @@ def op(**flags):
 
 # Plain Python functions that belong in the public namespaces but are not single ops: they
 # route between rows (max(x) / max(x, dim) / max(x, y)) or return Python values (allclose).
-FUNCTIONS: dict[str, tuple] = {}
+FUNCTIONS: dict[tuple, tuple] = {}
 
 
 def function(name: str | None = None, method: bool = True, function: bool = True,
@@ -172,7 +172,9 @@ def function(name: str | None = None, method: bool = True, function: bool = True
         # they run in torchjax's x64 scope; callers inside torchjax get the same wrapper
         fn = scoped(fn)
         n = name or fn.__name__
-        FUNCTIONS[n] = (fn, method, function, aliases)
+        # keyed by the forms too: torch.where(condition, input, other) and
+        # Tensor.where(condition, other) are different composites of one name
+        FUNCTIONS[(n, method, function)] = (fn, method, function, aliases)
         return fn
 
     return deco

@@ -463,13 +463,41 @@ def lerp(input, end, weight):
 
 
 @op(tensors=("condition", "input", "other"), promote_args=("input", "other"), method=False,
-    needs=("condition",))
+    function=False, needs=("condition",))
 def where(condition, input, other):
     """input where condition holds, other elsewhere."""
     if condition.dtype != jnp.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                         f"with dtype {_dtypes.SCALAR_NAMES[_dtypes.from_jax(condition.dtype).name]}")
     return jnp.where(condition, input, other)
+
+
+@function(name="where", method=False)
+def _where(condition, input=None, other=None, *, out=None):
+    """input where condition holds, other elsewhere; with the condition alone, the indices
+    where it holds (nonzero(condition, as_tuple=True))."""
+    from .._dispatch import FUNCTIONS
+    if input is None and other is None:
+        if out is not None:
+            raise TypeError("where() got an unexpected keyword argument 'out' with a condition "
+                            "only")
+        from .sorting import nonzero
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        got = [_arg_type(condition)] + ([_arg_type(input)] if input is not None else []) + (
+            [f"other={_arg_type(other)}"] if other is not None else [])
+        got = ", ".join(got)
+        raise TypeError(
+            f"where() received an invalid combination of arguments - got ({got}), but expected "
+            "one of:\n * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor other, *, "
+            "Tensor out = None)\n * (Tensor condition, Number self, Tensor other)\n * (Tensor "
+            "condition, Tensor input, Number other)\n * (Tensor condition, Number self, Number "
+            "other)\n")
+    return FUNCTIONS["where"](condition, input, other, out=out)
+
+
+def _arg_type(v) -> str:
+    return "Tensor" if hasattr(v, "_data") else type(v).__name__
 
 
 @function(name="where", function=False)
