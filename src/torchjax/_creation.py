@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _random
+from . import _device, _dtypes, _one_off, _random
 from ._tensor import Tensor
 from ._x64 import scope_functions, scoped
 
@@ -124,8 +124,10 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray
-    return Tensor._wrap(jnp.asarray(np.array(ndarray, copy=True)))
+    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray.
+    # device_put, not jnp.asarray: jax 0.10's asarray of an ndarray runs a `stage` program,
+    # compiled once per shape; device_put compiles nothing
+    return Tensor._wrap(jax.device_put(np.array(ndarray, copy=True)))
 
 
 def legacy_new(*args, dtype=None, device=None) -> Tensor:
@@ -147,6 +149,11 @@ def _filled(shape, value, np_dtype):
 
 
 def _full_array(shape, value, d):
+    # zeros and ones only: they are exact in every dtype, where NumPy and JAX could convert
+    # another fill value differently (an out-of-range integer, a NaN into an integer dtype)
+    if (value == 0 or value == 1) and type(value) in (int, float, bool) and _one_off.few(
+            ("full", shape, value, d.np), math.prod(shape)):
+        return _one_off.to_device(np.full(shape, value, d.np))
     return _filled(shape, value, d.np)()
 
 
@@ -287,11 +294,18 @@ def _sample(kind, shape, d, generator, a, b):
         # class instead of one per parameter shape.
         size = max(1024, 1 << (n - 1).bit_length())
         flat = _sampler(kind, (size,), d.np)(key, offset, a, b)
-        return jax.lax.slice(flat, (0,), (n,)).reshape(shape)
+        if _one_off.few(("cut", size, shape), n):  # not even a slice compiled per shape
+            return _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
+        return _cut(flat, n, shape)
     return _sampler(kind, shape, d.np)(key, offset, a, b)
 
 
 _BUCKETED_UP_TO = 1 << 24
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _cut(flat, n, shape):
+    return flat[:n].reshape(shape)  # one program per shape, where eager slice+reshape are two
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
