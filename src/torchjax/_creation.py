@@ -288,24 +288,23 @@ def _sampler(kind, shape, np_dtype):
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
     n = math.prod(shape)
-    if kind in ("uniform", "normal") and 0 < n <= _BUCKETED_UP_TO:
-        # A sampler compiles for seconds, a slice in milliseconds: draw a power-of-two
-        # count and cut it to shape, so building a model compiles one sampler per size
-        # class instead of one per parameter shape.
-        size = max(1024, 1 << (n - 1).bit_length())
-        flat = _sampler(kind, (size,), d.np)(key, offset, a, b)
-        if _one_off.few(("cut", size, shape), n):  # not even a slice compiled per shape
-            return _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
-        return _cut(flat, n, shape)
+    if kind in ("uniform", "normal") and n > 0 and _one_off.few(("sample", kind, shape, d.np), n):
+        # A sampler compiles for about a second, and building a model draws once per
+        # parameter shape: draw a size class and cut it to shape on the host, so a model
+        # compiles a sampler per size class (two or three), not one per shape. Threefry's
+        # draws are counter-based (jax_threefry_partitionable, JAX's default), so the first
+        # n values of a larger draw are those a draw of n gives: the cut changes no value.
+        # A shape drawn again and again (noise in a loop) gets its own exact sampler.
+        flat = _sampler(kind, (size_class(n),), d.np)(key, offset, a, b)
+        return _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
     return _sampler(kind, shape, d.np)(key, offset, a, b)
 
 
-_BUCKETED_UP_TO = 1 << 24
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _cut(flat, n, shape):
-    return flat[:n].reshape(shape)  # one program per shape, where eager slice+reshape are two
+def size_class(n: int) -> int:
+    """The draw that holds n values: 1024 * 16**k. Powers of 16, not of 2: each class is a
+    compile of about a second, each unused value costs nanoseconds."""
+    bits = max(0, (n - 1).bit_length() - 10)
+    return 1 << (10 + 4 * -(-bits // 4))
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
