@@ -26,6 +26,7 @@ import jax
 import pytest
 
 from torchjax import _compile_cache
+from torchjax._autograd import engine
 
 jax.config.update("jax_disable_most_optimizations", True)
 
@@ -41,6 +42,12 @@ def _cache_problem_to_stderr(msg: str) -> None:
 
 
 _compile_cache._warn = _cache_problem_to_stderr
+
+# The fused backward compiles on the calling thread, as soon as a graph structure repeats:
+# tests that repeat a graph mean to check the fused program's gradients, and a background
+# compile would leave them to whichever pass happens to find it ready (tests/test_engine.py
+# checks the background mode itself).
+engine.BACKGROUND = False
 
 _MAPS = "/proc/self/maps"
 

@@ -20,10 +20,10 @@ import numpy as np
 try:
     from jax._src.core import trace_ctx as _trace_ctx
 
-    def _top_level() -> bool:
+    def top_level() -> bool:
         return _trace_ctx.is_top_level()
 except (ImportError, AttributeError):  # a JAX without it: always compile, as before
-    def _top_level() -> bool:
+    def top_level() -> bool:
         return False
 
 _HOST_CALLS = 2
@@ -37,7 +37,7 @@ _CALLS_MAX = 4096  # bound the table: a program making ever-new shapes stays fla
 def few(key, size: int) -> bool:
     """Whether to make this array on the host: outside traces, small, and `key` (the shape
     and whatever else picks the program) seen fewer than _HOST_CALLS times before."""
-    if size > _HOST_MAX or not _top_level():
+    if size > _HOST_MAX or not top_level():
         return False
     n = _calls.get(key, 0)
     if n >= _HOST_CALLS:

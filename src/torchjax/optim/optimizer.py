@@ -509,7 +509,7 @@ def full_state(p, value) -> Tensor:
         value = complex(value, value)
     # made on the host: one program per parameter shape is compile time for a buffer made
     # once (torchjax/_one_off.py); inside a compiled step x is traced and jnp is used
-    if not isinstance(x, Tracer) and x.size <= _one_off._HOST_MAX and _one_off._top_level():
+    if not isinstance(x, Tracer) and x.size <= _one_off._HOST_MAX and _one_off.top_level():
         return Tensor._wrap(_one_off.to_device(np.full(x.shape, value, x.dtype), x))
     return Tensor._wrap(jnp.full_like(x, value))
 
