@@ -167,7 +167,7 @@ def torch_api_run(lib, case, steps):
     # torchjax compiles the fused backward on another thread from step 2 on (the steps run
     # node by node meanwhile): wait for it, so that "steady" is the fused program's speed
     engine = getattr(getattr(lib, "_autograd", None), "engine", None)
-    pending = engine._compiling[0] if engine is not None else None
+    pending = getattr(engine, "_compiling", [None])[0]
     if pending is not None:
         pending.thread.join()
     marks = [t0, t1, t2, time.perf_counter()]
@@ -315,7 +315,8 @@ def child(case, variant, steps):
 
         out["import_s"] = time.perf_counter() - t_import
         marks, losses, snaps, cpu, out["build_s"] = torch_api_run(lib, case, steps)
-        out["stats"] = vars(lib.compile_stats())  # the whole run
+        # the whole run (an older torchjax, compared with PYTHONPATH, may not count)
+        out["stats"] = vars(lib.compile_stats()) if hasattr(lib, "compile_stats") else {}
         out["first_stats"], out["second_stats"] = snaps
     elif variant == "torch":
         import torch as lib

@@ -150,23 +150,30 @@ def _install_file_cache(path: str) -> None:
     function keeps its own file cache, which works, without the atomic writes and digests."""
     try:
         from jax._src import compilation_cache as cc
+        from jax._src import config as jax_config
         from jax._src.compilation_cache_interface import CacheInterface
         jax_file_cache = cc.get_file_cache
     except (ImportError, AttributeError):
         return
     if getattr(jax_file_cache, "_torchjax", False):
         return
-    from jax._src import config as jax_config
 
     global _FileCache
     _FileCache = _make_file_cache_class(CacheInterface)
 
-    def get_file_cache(p, *args, **kwargs):
+    def ours(p, args, kwargs) -> bool:
         # Only torchjax's own directory, and only when no JAX option asks for JAX's own
-        # machinery (a size limit with LRU eviction, or verification of contents).
-        if (p != path or args or kwargs
-                or jax_config.compilation_cache_max_size.value != -1
-                or jax_config.compilation_cache_check_contents.value):
+        # machinery (a size limit with LRU eviction, or verification of contents). An option
+        # a newer JAX renamed leaves the choice to JAX: this runs inside its first compile.
+        try:
+            return (p == path and not args and not kwargs
+                    and jax_config.compilation_cache_max_size.value == -1
+                    and not jax_config.compilation_cache_check_contents.value)
+        except Exception:  # noqa: BLE001
+            return False
+
+    def get_file_cache(p, *args, **kwargs):
+        if not ours(p, args, kwargs):
             return jax_file_cache(p, *args, **kwargs)
         try:
             return _FileCache(p), p
