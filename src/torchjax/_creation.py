@@ -36,7 +36,14 @@ def _sizes(size, negative_msg: str | None = None) -> tuple:
 
 def _finish(arr, device, requires_grad) -> Tensor:
     if device is not None:
-        arr = jax.device_put(arr, _device.jax_device(device))
+        dev = _device.jax_device(device)
+        # An uncommitted array already on that device stays uncommitted. device_put would
+        # commit it without moving it, and JAX compiles a program again for committed inputs:
+        # an LSTM's `zeros(..., device=input.device)` state made every result downstream
+        # committed, so step 2 recompiled the forward, backward and optimizer programs that
+        # step 1 had compiled for the uncommitted parameters.
+        if getattr(arr, "committed", True) or arr.devices() != {dev}:
+            arr = jax.device_put(arr, dev)
     t = Tensor._wrap(arr)
     if requires_grad:
         if not jnp.issubdtype(arr.dtype, jnp.inexact):
