@@ -319,7 +319,7 @@ class _Compiling:
     def __init__(self, fn, lowered):
         self.fn = fn
         self.thread = threading.Thread(target=self._compile, args=(lowered,),
-                                       name="torchjax-fused-backward")
+                                       name="torchjax-fused-backward")  # (named in _compile_stats)
         # not a daemon: the interpreter waits for it at exit rather than tearing XLA down
         # under a running compile (at most one runs at a time, see _run_fused)
         self.thread.start()
