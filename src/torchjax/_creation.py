@@ -42,7 +42,9 @@ def _finish(arr, device, requires_grad) -> Tensor:
         # an LSTM's `zeros(..., device=input.device)` state made every result downstream
         # committed, so step 2 recompiled the forward, backward and optimizer programs that
         # step 1 had compiled for the uncommitted parameters.
-        if getattr(arr, "committed", True) or arr.devices() != {dev}:
+        # (a traced value, inside a compiled step, has no placement to keep)
+        if (isinstance(arr, jax.core.Tracer) or getattr(arr, "committed", True)
+                or arr.devices() != {dev}):
             arr = jax.device_put(arr, dev)
     t = Tensor._wrap(arr)
     if requires_grad:
