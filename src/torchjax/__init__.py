@@ -25,6 +25,13 @@ if _os.environ.get("TORCHJAX_CPU_ASYNC_DISPATCH", "0") != "1":
     except AttributeError:  # a JAX without the option: its default dispatch is kept
         pass
 
+# Compiled programs are kept on disk for the next process, and compile work is counted
+# (torchjax.compile_stats, TORCHJAX_LOGS=compiles): _compile_cache.py, _compile_stats.py.
+from . import _compile_cache  # noqa: E402
+
+_compile_cache.configure(_jax)
+from ._compile_stats import compile_stats  # noqa: E402
+
 from . import _dtypes  # noqa: E402
 from ._dtypes import (  # noqa: E402,F401
     bfloat16,

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _random
+from . import _device, _dtypes, _one_off, _random
 from ._tensor import Tensor
 from ._x64 import scope_functions, scoped
 
@@ -36,7 +36,16 @@ def _sizes(size, negative_msg: str | None = None) -> tuple:
 
 def _finish(arr, device, requires_grad) -> Tensor:
     if device is not None:
-        arr = jax.device_put(arr, _device.jax_device(device))
+        dev = _device.jax_device(device)
+        # An uncommitted array already on that device stays uncommitted. device_put would
+        # commit it without moving it, and JAX compiles a program again for committed inputs:
+        # an LSTM's `zeros(..., device=input.device)` state made every result downstream
+        # committed, so step 2 recompiled the forward, backward and optimizer programs that
+        # step 1 had compiled for the uncommitted parameters.
+        # (a traced value, inside a compiled step, has no placement to keep)
+        if (isinstance(arr, jax.core.Tracer) or getattr(arr, "committed", True)
+                or arr.devices() != {dev}):
+            arr = jax.device_put(arr, dev)
     t = Tensor._wrap(arr)
     if requires_grad:
         if not jnp.issubdtype(arr.dtype, jnp.inexact):
@@ -124,8 +133,10 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray
-    return Tensor._wrap(jnp.asarray(np.array(ndarray, copy=True)))
+    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray.
+    # device_put, not jnp.asarray: jax 0.10's asarray of an ndarray runs a `stage` program,
+    # compiled once per shape; device_put compiles nothing
+    return Tensor._wrap(jax.device_put(np.array(ndarray, copy=True)))
 
 
 def legacy_new(*args, dtype=None, device=None) -> Tensor:
@@ -147,6 +158,11 @@ def _filled(shape, value, np_dtype):
 
 
 def _full_array(shape, value, d):
+    # zeros and ones only: they are exact in every dtype, where NumPy and JAX could convert
+    # another fill value differently (an out-of-range integer, a NaN into an integer dtype)
+    if (value == 0 or value == 1) and type(value) in (int, float, bool) and _one_off.few(
+            ("full", shape, value, d.np), math.prod(shape)):
+        return _one_off.to_device(np.full(shape, value, d.np))
     return _filled(shape, value, d.np)()
 
 
@@ -281,17 +297,23 @@ def _sampler(kind, shape, np_dtype):
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
     n = math.prod(shape)
-    if kind in ("uniform", "normal") and 0 < n <= _BUCKETED_UP_TO:
-        # A sampler compiles for seconds, a slice in milliseconds: draw a power-of-two
-        # count and cut it to shape, so building a model compiles one sampler per size
-        # class instead of one per parameter shape.
-        size = max(1024, 1 << (n - 1).bit_length())
-        flat = _sampler(kind, (size,), d.np)(key, offset, a, b)
-        return jax.lax.slice(flat, (0,), (n,)).reshape(shape)
+    if kind in ("uniform", "normal") and n > 0 and _one_off.few(("sample", kind, shape, d.np), n):
+        # A sampler compiles for about a second, and building a model draws once per
+        # parameter shape: draw a size class and cut it to shape on the host, so a model
+        # compiles a sampler per size class (two or three), not one per shape. Threefry's
+        # draws are counter-based (jax_threefry_partitionable, JAX's default), so the first
+        # n values of a larger draw are those a draw of n gives: the cut changes no value.
+        # A shape drawn again and again (noise in a loop) gets its own exact sampler.
+        flat = _sampler(kind, (size_class(n),), d.np)(key, offset, a, b)
+        return _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
     return _sampler(kind, shape, d.np)(key, offset, a, b)
 
 
-_BUCKETED_UP_TO = 1 << 24
+def size_class(n: int) -> int:
+    """The draw that holds n values: 1024 * 16**k. Powers of 16, not of 2: each class is a
+    compile of about a second, each unused value costs nanoseconds."""
+    bits = max(0, (n - 1).bit_length() - 10)
+    return 1 << (10 + 4 * -(-bits // 4))
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,

@@ -159,6 +159,30 @@ def test_one_execution_per_call_whole_loop():
     assert step.compiles == 1 and step.executions == 6
 
 
+def test_returned_loss_shows_its_spent_graph():
+    """The loss a step returned after its own backward prints with a grad_fn, and another
+    backward through it raises PyTorch's error, as a torch.compile'd step's loss does."""
+    torch.manual_seed(0)
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    @torch.compile
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss, loss.detach()
+
+    xs, ys = _data("mlp", 3)
+    for x, y in zip(xs, ys):
+        loss, plain = step(x, y)
+    assert "grad_fn=<CompiledFunctionBackward>" in repr(loss)
+    assert loss.requires_grad and not plain.requires_grad
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        (loss * 2).backward()
+
+
 def test_sgd_dampening_keeps_its_first_step():
     """SGD with momentum and dampening treats its first step specially: two programs, and the
     same values as eager."""

@@ -18,8 +18,10 @@ from itertools import chain
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.core import Tracer
 
-from .. import _dtypes
+from .. import _dtypes, _one_off
 from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
@@ -497,14 +499,19 @@ class Optimizer:
 
 def zeros_state(p) -> Tensor:
     """A state buffer of zeros shaped and typed like the parameter."""
-    return Tensor._wrap(jnp.zeros_like(p._data))
+    return full_state(p, 0)
 
 
 def full_state(p, value) -> Tensor:
     """A state buffer filled with `value`; complex parameters get value + value*1j, as PyTorch."""
-    if jnp.iscomplexobj(p._data):
+    x = p._data
+    if jnp.iscomplexobj(x):
         value = complex(value, value)
-    return Tensor._wrap(jnp.full_like(p._data, value))
+    # made on the host: one program per parameter shape is compile time for a buffer made
+    # once (torchjax/_one_off.py); inside a compiled step x is traced and jnp is used
+    if not isinstance(x, Tracer) and x.size <= _one_off._HOST_MAX and _one_off.top_level():
+        return Tensor._wrap(_one_off.to_device(np.full(x.shape, value, x.dtype), x))
+    return Tensor._wrap(jnp.full_like(x, value))
 
 
 def scalar_state(value) -> Tensor:
