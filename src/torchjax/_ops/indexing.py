@@ -294,7 +294,7 @@ def _classify(x):
         return ("int", int(x))
     if isinstance(x, slice):
         return ("slice", x)
-    if isinstance(x, (list, np.ndarray)):
+    if isinstance(x, (list, tuple, range, np.ndarray)):  # a sequence of ints or bools
         a = np.asarray(x)
         if a.size == 0 and a.dtype.kind == "f":
             a = a.astype(np.int64)
@@ -479,7 +479,8 @@ def _getitem(self, key):
     if k.advanced:
         return _D.dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
     if k.last == "_select" and all(type(e) is int for e in k.spec) and not (
-            self._requires_grad and (grad_mode.STATE.grad_enabled or _capturing())):
+            self._requires_grad and (grad_mode.STATE.grad_enabled or _capturing())) and \
+            not self.is_meta:
         return _select_ints(self, k.spec)
     return _D.dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
 
