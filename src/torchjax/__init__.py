@@ -105,7 +105,18 @@ from ._creation import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from ._device import device  # noqa: E402
+from ._device import device, get_default_device, set_default_device  # noqa: E402
+from ._layout import (  # noqa: E402
+    _mkldnn,
+    jagged,
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from ._random import (  # noqa: E402
     Generator,
     default_generator,

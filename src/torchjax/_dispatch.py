@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes, _saves
+from . import _dtypes, _meta, _saves
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -309,7 +309,11 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         try:
             out = _fwd_for(prep, stat, cd)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
-            _explain(prep, dyn, stat, e)
+            if not _meta.any_meta(arrays):
+                _explain(prep, dyn, stat, e)
+            # shapes and dtypes only; the node is recorded (grad_fn, requires_grad) but a
+            # backward through it has no values to run on
+            out = _meta.evaluate(_make_pure(prep, stat, cd, None), arrays)
         if rg and _STATE.grad_enabled and prep.op.differentiable:
             return _record(prep, dyn, arrays, stat, cd, out)
         if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
@@ -570,7 +574,10 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
         try:
             out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
-            _explain(prep, dyn, stat, e)
+            if not _meta.any_meta(arrays):
+                _explain(prep, dyn, stat, e)
+            out = _meta.evaluate(_make_pure(prep, stat, cd, out_cast), arrays)
+            rg = False  # a meta tensor records no autograd history
         if out.shape != self._data.shape:
             raise RuntimeError(
                 f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "

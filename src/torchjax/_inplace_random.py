@@ -8,7 +8,7 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
-from . import _creation, _dtypes, _sampling
+from . import _creation, _dtypes, _meta, _sampling
 from ._autograd import grad_mode
 from ._autograd.node import node_class
 from ._sampling import check_bernoulli_p, check_probabilities, draw, fmt, scalar_name
@@ -348,6 +348,7 @@ def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
 def install(tensor_cls=Tensor):
     for f in (uniform_, normal_, exponential_, geometric_, log_normal_, cauchy_, bernoulli_,
               random_):
-        setattr(tensor_cls, f.__name__, scoped(f))  # samples of 64-bit dtypes: x64 scope
+        # samples of 64-bit dtypes: x64 scope; a meta tensor has no data to fill
+        setattr(tensor_cls, f.__name__, _meta.no_data(scoped(f)))
     tensor_cls.bernoulli = _sampling.tensor_bernoulli
     tensor_cls.multinomial = _sampling.tensor_multinomial

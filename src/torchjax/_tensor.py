@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes
+from . import _device, _dtypes, _meta
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
 from ._x64 import scoped
@@ -160,6 +160,16 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether this tensor is on the meta device: a shape and a dtype, no data."""
+        return _meta.is_meta(self._data)
+
+    @property
+    def layout(self):
+        from ._layout import strided
+        return strided
 
     @property
     def is_cpu(self) -> bool:
@@ -376,6 +386,9 @@ class Tensor:
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You "
                 "can make a clone to get a normal tensor before doing inplace update.See "
                 "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        if _meta.is_meta(self._data):  # no values to write, in self or its base
+            self._counter()[0] += 1
+            return
         self._counter()[0] += 1
         base = self._base
         if base is None:
@@ -404,6 +417,11 @@ class Tensor:
 
     @scoped
     def item(self):
+        if _meta.is_meta(self._data):
+            if self._data.size != 1:
+                raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be "
+                                   f"converted to Scalar")
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                f"to Scalar")
@@ -411,15 +429,22 @@ class Tensor:
         return self._data.item()
 
     def tolist(self):
+        if _meta.is_meta(self._data):
+            raise _meta.no_data_error()
         return np.asarray(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if _meta.is_meta(self._data):
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        if _meta.is_meta(self._data):
+            raise _meta.no_data_error()
         a = np.asarray(self._data)
         return a.astype(dtype) if dtype is not None else a
 
@@ -446,23 +471,23 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data.reshape(()))
+        return bool(_scalar_array(self))
 
     @scoped
     def __float__(self) -> float:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self._data.reshape(()))
+        return float(_scalar_array(self))
 
     @scoped
     def __int__(self) -> int:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self._data.reshape(()))
+        return int(_scalar_array(self))
 
     @scoped
     def __complex__(self) -> complex:
-        return complex(self._data.reshape(()))
+        return complex(_scalar_array(self))
 
     @scoped
     def __index__(self) -> int:
@@ -470,7 +495,7 @@ class Tensor:
         if d.is_floating_point or d.is_complex or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        return int(self._data.reshape(()))
+        return int(_scalar_array(self))
 
     def __hash__(self) -> int:
         return id(self)
@@ -525,7 +550,9 @@ class Tensor:
             elif a is not None:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
         t = self
-        if dev is not None:
+        if dev is not None and (_device.is_meta(dev) or _meta.is_meta(t._data)):
+            t = _to_or_from_meta(t, dev, copy)
+        elif dev is not None:
             jd = _device.jax_device(dev)
             if _device.device_of(t._data) != _device.from_jax(jd) or copy:
                 from ._dispatch import call_op
@@ -609,6 +636,23 @@ class Tensor:
     # torch.Tensor subclasses (Parameter) print and deep-copy through these
     def __reduce_tensor_type__(self):  # pragma: no cover - reserved
         return type(self)
+
+
+def _scalar_array(t: Tensor):
+    """The single value of t as a 0-d array, for bool(), float(), int(), complex(), index."""
+    if _meta.is_meta(t._data):
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+    return t._data.reshape(())
+
+
+def _to_or_from_meta(t: Tensor, dev, copy: bool) -> Tensor:
+    """Tensor.to(device) where either side is the meta device: to meta keeps the shape and
+    dtype only; from meta there is nothing to copy, as PyTorch says."""
+    if not _device.is_meta(dev):
+        raise _meta.no_data_error()
+    if _meta.is_meta(t._data) and not copy:
+        return t
+    return Tensor._wrap(_meta.like(t._data), t._requires_grad)
 
 
 def _init_from(t: Tensor, arr) -> None:
