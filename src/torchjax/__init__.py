@@ -106,6 +106,11 @@ from ._creation import (  # noqa: E402
     zeros_like,
 )
 from ._device import device, get_default_device, set_default_device  # noqa: E402
+from ._settings import *  # noqa: E402,F403
+from ._legacy_types import set_default_tensor_type, tensortype  # noqa: E402
+from ._legacy_types import CPU as _LEGACY_TYPES  # noqa: E402
+
+globals().update(_LEGACY_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
 from ._layout import (  # noqa: E402
     _mkldnn,
     jagged,
@@ -142,6 +147,7 @@ from . import autograd, cuda, fft, interop, linalg, nn, optim, special, testing,
 from . import func  # noqa: E402
 from . import compiler, _dynamo  # noqa: E402
 from .compiler import compile  # noqa: E402
+from .nn.modules.module import _typename as typename  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402
