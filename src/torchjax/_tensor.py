@@ -184,12 +184,16 @@ class Tensor:
     def element_size(self) -> int:
         return self.dtype.itemsize
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking: bool = False):
+        """The legacy type's name ('torch.FloatTensor'), or self converted to a dtype, a
+        legacy type (torch.DoubleTensor, torch.cuda.FloatTensor) or a legacy type's name."""
+        from . import _legacy_types
         if dtype is None:
-            return "torch." + _TENSOR_TYPE_NAMES.get(self.dtype.name, "Tensor")
+            return _legacy_types.type_name(self)
         if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
-            name = {v: k for k, v in _TENSOR_TYPE_NAMES.items()}[dtype[6:]]
-            dtype = _dtypes.to_dtype(name)
+            dtype = _legacy_types.lookup(dtype)
+        if isinstance(dtype, _legacy_types.tensortype):
+            return self.to("cuda" if dtype.is_cuda else "cpu", dtype.dtype)
         return self.to(dtype)
 
     @property
