@@ -13,6 +13,7 @@ import numpy as np
 from . import _device, _dtypes, _meta
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
+from ._tensor_convert import _Conversions
 from ._x64 import scoped
 
 
@@ -46,7 +47,7 @@ _TENSOR_TYPE_NAMES = {
 }
 
 
-class Tensor:
+class Tensor(_Conversions):
     """A multi-dimensional array with PyTorch's semantics, backed by a jax.Array."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
@@ -183,18 +184,6 @@ class Tensor:
 
     def element_size(self) -> int:
         return self.dtype.itemsize
-
-    def type(self, dtype=None, non_blocking: bool = False):
-        """The legacy type's name ('torch.FloatTensor'), or self converted to a dtype, a
-        legacy type (torch.DoubleTensor, torch.cuda.FloatTensor) or a legacy type's name."""
-        from . import _legacy_types
-        if dtype is None:
-            return _legacy_types.type_name(self)
-        if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
-            dtype = _legacy_types.lookup(dtype)
-        if isinstance(dtype, _legacy_types.tensortype):
-            return self.to("cuda" if dtype.is_cuda else "cpu", dtype.dtype)
-        return self.to(dtype)
 
     @property
     def _version(self) -> int:
@@ -533,110 +522,6 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    # -- dtype / device conversion ---------------------------------------------------------
-
-    def to(self, *args, **kwargs) -> Tensor:
-        """to(dtype), to(device), to(device, dtype), to(other); returns self when nothing changes."""
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype, dev = a.dtype, a.device
-            elif isinstance(a, (_dtypes.dtype, type)) and not isinstance(a, str):
-                dtype = a
-            elif isinstance(a, (str, _device.device, int)):
-                dev = a
-            elif a is not None:
-                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        t = self
-        if dev is not None and (_device.is_meta(dev) or _meta.is_meta(t._data)):
-            t = _to_or_from_meta(t, dev, copy)
-        elif dev is not None:
-            jd = _device.jax_device(dev)
-            if _device.device_of(t._data) != _device.from_jax(jd) or copy:
-                from ._dispatch import call_op
-                t = call_op("_to_device", t, device=jd)
-        if dtype is not None:
-            dtype = _dtypes.to_dtype(dtype)
-            if dtype is not t.dtype or (copy and t is self):
-                from ._dispatch import call_op
-                t = call_op("_to_dtype", t, dtype=dtype)
-        return t
-
-    def cpu(self) -> Tensor:
-        return self.to("cpu")
-
-    def cuda(self, device=None) -> Tensor:
-        return self.to("cuda" if device is None else _device.device("cuda", device)
-                       if isinstance(device, int) else device)
-
-    def float(self) -> Tensor:
-        return self.to(_dtypes.float32)
-
-    def double(self) -> Tensor:
-        return self.to(_dtypes.float64)
-
-    def half(self) -> Tensor:
-        return self.to(_dtypes.float16)
-
-    def bfloat16(self) -> Tensor:
-        return self.to(_dtypes.bfloat16)
-
-    def long(self) -> Tensor:
-        return self.to(_dtypes.int64)
-
-    def int(self) -> Tensor:
-        return self.to(_dtypes.int32)
-
-    def short(self) -> Tensor:
-        return self.to(_dtypes.int16)
-
-    def char(self) -> Tensor:
-        return self.to(_dtypes.int8)
-
-    def byte(self) -> Tensor:
-        return self.to(_dtypes.uint8)
-
-    def bool(self) -> Tensor:
-        return self.to(_dtypes.bool)
-
-    def cfloat(self) -> Tensor:
-        return self.to(_dtypes.complex64)
-
-    def cdouble(self) -> Tensor:
-        return self.to(_dtypes.complex128)
-
-    def type_as(self, other: Tensor) -> Tensor:
-        return self.to(other.dtype)
-
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._creation import zeros
-        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                     requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._creation import ones
-        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        from ._creation import full
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
-
     # torch.Tensor subclasses (Parameter) print and deep-copy through these
     def __reduce_tensor_type__(self):  # pragma: no cover - reserved
         return type(self)
@@ -647,16 +532,6 @@ def _scalar_array(t: Tensor):
     if _meta.is_meta(t._data):
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
     return t._data.reshape(())
-
-
-def _to_or_from_meta(t: Tensor, dev, copy: bool) -> Tensor:
-    """Tensor.to(device) where either side is the meta device: to meta keeps the shape and
-    dtype only; from meta there is nothing to copy, as PyTorch says."""
-    if not _device.is_meta(dev):
-        raise _meta.no_data_error()
-    if _meta.is_meta(t._data) and not copy:
-        return t
-    return Tensor._wrap(_meta.like(t._data), t._requires_grad)
 
 
 def _init_from(t: Tensor, arr) -> None:
