@@ -101,10 +101,13 @@ from ._creation import (  # noqa: E402
     randn,
     randn_like,
     randperm,
+    scalar_tensor,
     tensor,
     zeros,
     zeros_like,
 )
+from ._creation import asarray  # noqa: E402
+from ._creation import range as range  # noqa: E402,A004
 from ._device import device, get_default_device, set_default_device  # noqa: E402
 from ._settings import *  # noqa: E402,F403
 from ._legacy_types import set_default_tensor_type, tensortype  # noqa: E402
@@ -148,6 +151,7 @@ from . import func  # noqa: E402
 from . import compiler, _dynamo  # noqa: E402
 from .compiler import compile  # noqa: E402
 from .nn.modules.module import _typename as typename  # noqa: E402
+from .func import vmap  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402

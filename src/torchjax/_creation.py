@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -187,6 +188,30 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=_target(device))
 
 
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """obj as a tensor: a tensor itself when no conversion or copy is asked, else as
+    as_tensor() makes it."""
+    if isinstance(obj, Tensor):
+        t = obj.to(dtype=dtype, device=device)
+        if copy and t is obj:
+            t = obj.clone()
+    else:
+        t = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False) -> Tensor:
+    """A 0-d tensor holding the number s, of the default float dtype unless dtype is given."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    d = _dtype_or_default(dtype)
+    return _make((), d, _target(device), requires_grad, lambda d: _full_array((), s, d),
+                 fname="scalar_tensor", layout=layout)
+
+
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
@@ -324,6 +349,26 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         arr = start + np.arange(n, dtype=np.float64 if d.is_floating_point else np.int64) * step
         return jnp.asarray(arr, dtype=d.np)
     return _make((n,), d, _target(device), requires_grad, fill, out, "arange", layout)
+
+
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False) -> Tensor:
+    """Deprecated in PyTorch: start to end *inclusive* by step, default float dtype."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=3)  # 3: past the x64 scope's wrapper (scope_functions below)
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    n = int(builtins.max(0, math.floor((end - start) / step) + 1))
+
+    def fill(d):
+        arr = start + np.arange(n, dtype=np.float64) * step
+        return jnp.asarray(arr, dtype=d.np)
+    return _make((n,), d, _target(device), requires_grad, fill, out, "range", layout)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,

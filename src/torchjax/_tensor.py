@@ -182,6 +182,20 @@ class Tensor(_Conversions):
     def is_complex(self) -> bool:
         return self.dtype.is_complex
 
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self._data.dtype).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * np.dtype(self._data.dtype).itemsize
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def is_same_size(self, other) -> bool:
+        return tuple(self._data.shape) == tuple(other._data.shape)
+
     def element_size(self) -> int:
         return self.dtype.itemsize
 

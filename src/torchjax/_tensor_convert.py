@@ -102,6 +102,23 @@ class _Conversions:
     def type_as(self, other: _Conversions) -> _Conversions:
         return self.to(other.dtype)
 
+    def new(self, *args, **kwargs):
+        """The legacy Tensor.new: sizes give an uninitialised tensor of self's dtype and
+        device, data a copy in that dtype, a tensor an alias of it."""
+        if len(args) == 1 and isinstance(args[0], _Conversions) and not kwargs:
+            return args[0].view_as(args[0])
+        from ._creation import legacy_new
+        kwargs.setdefault("device", self.device)
+        return legacy_new(*args, dtype=kwargs.pop("dtype", self.dtype), **kwargs)
+
+    def pin_memory(self, device=None):
+        """self: JAX moves arrays between host and device itself, so there is no pinned copy
+        to make (PyTorch without an accelerator raises instead)."""
+        return self
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> _Conversions:
         from ._creation import tensor
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,

@@ -73,7 +73,7 @@ def _trapezoid_dtype(y, x):
     return dt
 
 
-@op(tensors=("y", "x"), promote="none",
+@op(tensors=("y", "x"), promote="none", aliases=("trapz",),
     grad=lambda x=None, **_: "MulBackward1" if x is None else "DivBackward1", saves=())
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of y along dim by the trapezoid rule (sample points x, or spacing dx)."""
