@@ -439,16 +439,9 @@ def _sample(kind, shape, d, generator, a, b):
         # draws are counter-based (jax_threefry_partitionable, JAX's default), so the first
         # n values of a larger draw are those a draw of n gives: the cut changes no value.
         # A shape drawn again and again (noise in a loop) gets its own exact sampler.
-        flat = _sampler(kind, (size_class(n),), d.np)(key, offset, a, b)
+        flat = _sampler(kind, (_one_off.size_class(n),), d.np)(key, offset, a, b)
         return _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
     return _sampler(kind, shape, d.np)(key, offset, a, b)
-
-
-def size_class(n: int) -> int:
-    """The draw that holds n values: 1024 * 16**k. Powers of 16, not of 2: each class is a
-    compile of about a second, each unused value costs nanoseconds."""
-    bits = max(0, (n - 1).bit_length() - 10)
-    return 1 << (10 + 4 * -(-bits // 4))
 
 
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,

@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import _one_off, _random
 from .._autograd.grad_mode import no_grad
-from .._creation import size_class
 from .._tensor import Tensor
 from .._x64 import scope, scoped
 
@@ -85,7 +84,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     # one sampler per size class (cut to shape), not one compile per shape; a shape met once
     # or twice is cut on the host, without even a slice program (torchjax._creation._sample)
     few = _one_off.few(("trunc_normal", shape, tensor.dtype.np), n)
-    size = size_class(n) if few else max(1024, 1 << max(n - 1, 0).bit_length())
+    size = _one_off.size_class(n) if few else max(1024, 1 << max(n - 1, 0).bit_length())
     key, offset = _random.key_parts(generator)
     with scope():  # torchjax's x64 scope: float64 samples for a float64 tensor
         flat = _trunc_normal_kernel(size, tensor.dtype.np)(key, offset, float(mean),
