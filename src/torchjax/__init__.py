@@ -85,6 +85,7 @@ from ._creation import (  # noqa: E402
     as_tensor,
     empty,
     empty_like,
+    empty_strided,
     eye,
     from_numpy,
     full,
@@ -124,6 +125,13 @@ from ._layout import (  # noqa: E402
     sparse_csc,
     sparse_csr,
     strided,
+)
+from ._memory_format import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
 )
 from ._random import (  # noqa: E402
     Generator,

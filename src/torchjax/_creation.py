@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _layout, _meta, _one_off, _random
+from . import _device, _dtypes, _layout, _memory_format, _meta, _one_off, _random, _strides
 from ._tensor import Tensor
 from ._x64 import scope_functions, scoped
 
@@ -275,8 +275,25 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
     """Uninitialised in PyTorch; zeros here (JAX has no uninitialised memory)."""
     shape = _size_of(args, size, "empty")
     d = _given(dtype) if out is not None else _dtype_or_default(dtype)
-    return _make(shape, d, _target(device), requires_grad,
-                 lambda d: _full_array(shape, 0, d), out, "empty", layout)
+    t = _make(shape, d, _target(device), requires_grad,
+              lambda d: _full_array(shape, 0, d), out, "empty", layout)
+    record = _strides.new_layout(shape, _memory_format.check(memory_format, "empty"))
+    if record is not None:
+        t._layout = record
+    return t
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False) -> Tensor:
+    """A tensor of `size` whose strides read `stride` (metadata: the array is XLA's)."""
+    shape, stride = _sizes((size,)), tuple(int(s) for s in stride)
+    if len(shape) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    t = _make(shape, _dtype_or_default(dtype), _target(device), requires_grad,
+              lambda d: _full_array(shape, 0, d), None, "empty_strided", layout)
+    if stride != _strides.contiguous_strides(shape):
+        t._layout = (stride, 0)
+    return t
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -291,6 +308,14 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
                  lambda d: _full_array(shape, fill_value, d), out, "full", layout)
 
 
+def _formatted(t: Tensor, input: Tensor, memory_format) -> Tensor:
+    """t laid out (as metadata) as a copy of input in memory_format is (_strides.py)."""
+    record = _strides.copy_layout(input, _memory_format.check(memory_format, "empty_like"))
+    if record is not None:
+        t._layout = record
+    return t
+
+
 def _like(input: Tensor, dtype, device):
     d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
     dev = device if device is not None else (None if input.device.type == "cpu" and
@@ -302,28 +327,28 @@ def _like(input: Tensor, dtype, device):
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _make(shape, d, dev, requires_grad, lambda d: _full_array(shape, 0, d),
-                 fname="zeros_like", layout=layout)
+    return _formatted(_make(shape, d, dev, requires_grad, lambda d: _full_array(shape, 0, d),
+                 fname="zeros_like", layout=layout), input, memory_format)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _make(shape, d, dev, requires_grad, lambda d: _full_array(shape, 1, d),
-                 fname="ones_like", layout=layout)
+    return _formatted(_make(shape, d, dev, requires_grad, lambda d: _full_array(shape, 1, d),
+                 fname="ones_like", layout=layout), input, memory_format)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
     return zeros_like(input, dtype=dtype, layout=layout, device=device,
-                      requires_grad=requires_grad)
+                      requires_grad=requires_grad, memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _make(shape, d, dev, requires_grad, lambda d: _full_array(shape, fill_value, d),
-                 fname="full_like", layout=layout)
+    return _formatted(_make(shape, d, dev, requires_grad, lambda d: _full_array(shape, fill_value, d),
+                 fname="full_like", layout=layout), input, memory_format)
 
 
 # -- ranges ------------------------------------------------------------------------------------
@@ -498,17 +523,17 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, devic
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _make(shape, d, dev, requires_grad,
+    return _formatted(_make(shape, d, dev, requires_grad,
                  lambda d: _sample("uniform", shape, d, generator, 0.0, 1.0),
-                 fname="rand_like", layout=layout)
+                 fname="rand_like", layout=layout), input, memory_format)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _make(shape, d, dev, requires_grad,
+    return _formatted(_make(shape, d, dev, requires_grad,
                  lambda d: _sample("normal", shape, d, generator, 0.0, 1.0),
-                 fname="randn_like", layout=layout)
+                 fname="randn_like", layout=layout), input, memory_format)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
@@ -516,9 +541,9 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     shape, d, dev = _like(input, dtype, device)
-    return _make(shape, d, dev, requires_grad,
+    return _formatted(_make(shape, d, dev, requires_grad,
                  lambda d: _sample("randint", shape, d, generator, int(low), int(high)),
-                 fname="randint_like", layout=layout)
+                 fname="randint_like", layout=layout), input, memory_format)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes, _meta, _saves
+from . import _dtypes, _meta, _saves, _strides
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -358,6 +358,8 @@ def _wrap_outputs(prep, dyn, stat, out, node):
         t._grad_fn = node
     if op.view:
         _make_view(t, dyn[0], ((op, _key_stat(stat)),))
+    elif op.layout is not None:
+        t._layout = op.layout(dyn[0], *stat)
     return t
 
 
@@ -370,8 +372,15 @@ def _key_stat(stat):
         return _hashable(stat)
 
 
+_MAY_COPY = frozenset(("reshape", "flatten"))
+
+
 def _make_view(t: Tensor, src: Tensor, link):
     import weakref
+    if src._layout is not None and getattr(link[0][0], "name", None) in _MAY_COPY \
+            and _strides.reshape_copies(src, t._data.shape):
+        return  # PyTorch copies here (no view of that layout exists): t is a tensor of its own
+    _strides.after_view(t, src, link[0])
     base = src._base if src._base is not None else src
     t._base = base
     t._view_chain = (src._view_chain or ()) + link if src._base is not None else link
@@ -467,6 +476,8 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
         t._grad_fn = node
     if prep.op.view:
         _make_view(t, dyn[0], ((prep.op, _key_stat(stat)),))
+    elif prep.op.layout is not None:
+        t._layout = prep.op.layout(dyn[0], *stat)
     if plan.result and plan.saves_result(dyn):
         vc = t._vc = [0]
         versions.append((vc, 0, out.aval))

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _meta
+from . import _device, _dtypes, _memory_format, _meta, _strides
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
 from ._tensor_convert import _Conversions
@@ -55,6 +55,10 @@ class Tensor(_Conversions):
                  "_post_acc_hooks", "_detached", "_inference", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    # PyTorch's strides and storage offset, as metadata (_strides.py): None is contiguous.
+    # A class default, so the many tensors that never leave it pay nothing to create.
+    _layout = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -362,6 +366,7 @@ class Tensor(_Conversions):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
+        self._layout = value._layout
         self._refresh_views()
 
     def detach(self) -> Tensor:
@@ -375,11 +380,34 @@ class Tensor(_Conversions):
         self._output_nr = 0
         return self
 
-    def contiguous(self, memory_format=None) -> Tensor:
-        return self
+    def stride(self, dim: int | None = None):
+        strides = _strides.of(self)[0]
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        return _strides.of(self)[1]
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return True
+        if self._layout is None:
+            return memory_format in (None, _memory_format.contiguous_format) or \
+                _strides.is_contiguous(self._data.shape, _strides.contiguous_strides(
+                    self._data.shape), memory_format)
+        return _strides.is_contiguous(self._data.shape, self.stride(), memory_format)
+
+    def is_non_overlapping_and_dense(self) -> bool:
+        return _strides.non_overlapping_and_dense(self._data.shape, self.stride())
+
+    def contiguous(self, memory_format=_memory_format.contiguous_format) -> Tensor:
+        """self when already laid out in memory_format, else a copy that is (a new tensor,
+        not a view: writes to it do not reach self)."""
+        if memory_format is _memory_format.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous "
+                               "operator")
+        if self.is_contiguous(memory_format):
+            return self
+        return self.clone(memory_format=memory_format)
 
     def is_inference(self) -> bool:
         """Whether this tensor was made under inference_mode (or is a view or detach() of one).
@@ -568,6 +596,7 @@ def _alias(t: Tensor, share_version: bool) -> Tensor:
     out._view_chain = t._view_chain if t._base is not None else ()
     out._detached = True
     out._inference = t._inference
+    out._layout = t._layout
     if share_version:
         out._vc = base._counter()
     else:

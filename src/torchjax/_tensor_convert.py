@@ -3,7 +3,7 @@ class of Tensor kept in its own file."""
 
 from __future__ import annotations
 
-from . import _device, _dtypes, _meta
+from . import _device, _dtypes, _memory_format, _meta, _strides
 
 
 class _Conversions:
@@ -29,7 +29,7 @@ class _Conversions:
         dev = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -54,6 +54,11 @@ class _Conversions:
             if dtype is not t.dtype or (copy and t is self):
                 from ._dispatch import call_op
                 t = call_op("_to_dtype", t, dtype=dtype)
+        if memory_format is not None and memory_format is not _memory_format.preserve_format:
+            if t is self:
+                t = t.contiguous(memory_format)
+            else:  # already a fresh copy: only its layout changes (metadata, _strides.py)
+                t._layout = _strides.for_format(tuple(t._data.shape), (), memory_format)
         return t
 
     def cpu(self) -> _Conversions:

@@ -22,6 +22,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     special,
     spectral,
     statistics,
+    strided,
     structure,
     torch_linalg,
     vision,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._strides import clone_layout, preserve_layout
 from ._registry import function, numbered, op
 
 
 @op(tensors=("input",), promote="none", function=False, method=False, grad="ToCopyBackward0",
-    needs=())
+    needs=(), layout=preserve_layout)
 def _to_dtype(input, dtype):
     if jnp.issubdtype(input.dtype, jnp.complexfloating) and not (
             dtype.is_complex):
@@ -18,12 +19,12 @@ def _to_dtype(input, dtype):
 
 
 @op(tensors=("input",), promote="none", function=False, method=False, grad="ToCopyBackward0",
-    needs=())
+    needs=(), layout=preserve_layout)
 def _to_device(input, device):
     return jax.device_put(input, device)
 
 
-@op(tensors=("input",), promote="none", needs=())
+@op(tensors=("input",), promote="none", needs=(), layout=clone_layout)
 def clone(input, *, memory_format=None):
     """A copy of input that takes part in autograd."""
     return jnp.array(input, copy=True)

@@ -71,6 +71,9 @@ class OpDef:
     # tensors is the difference between one memory pass and a transcendental recompute.
     result_grad: Callable | None = None
     view: bool = False             # the output is a view of the first tensor argument
+    # The strides PyTorch gives the result when they may not be contiguous (clone keeps a
+    # transposed input's): layout(first tensor argument, *statics) -> a _strides record.
+    layout: Callable | None = None
     # For a view whose elements are not whole elements of its base (real, imag, view_as_real,
     # view_as_complex: a different dtype), so an index map cannot say where a write lands:
     # view_write(input_values, new_view_values, **statics) -> the input's new values.

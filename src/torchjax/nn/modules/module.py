@@ -429,6 +429,7 @@ class Module:
         """to(device=None, dtype=None, non_blocking=False), to(dtype, non_blocking=False),
         to(tensor, non_blocking=False): moves every parameter and buffer, and casts the
         floating point and complex ones."""
+        memory_format = kwargs.pop("memory_format", None)
         device, dtype, _non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
@@ -453,6 +454,8 @@ class Module:
                         "module from meta to a different device.")
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 kw["dtype"] = dtype
+            if memory_format is not None and t.dim() in (4, 5):  # as PyTorch: conv weights
+                kw["memory_format"] = memory_format
             return t.to(**kw) if kw else t
 
         return self._apply(convert)
@@ -1101,7 +1104,6 @@ def _parse_to(*args, **kwargs):
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)  # one memory layout: every format is the same here
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
                         f"keyword argument '{next(iter(kwargs))}'")
