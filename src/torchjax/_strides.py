@@ -196,6 +196,33 @@ def for_format(shape, strides, memory_format) -> tuple | None:
     return None if s == contiguous_strides(shape) else (s, 0)
 
 
+def copy_layout(src, memory_format=None):
+    """The record of a copy of src made in memory_format (None: preserve_format, which keeps a
+    transposed or channels_last source's order, as clone, to and the *_like factories do)."""
+    if src._layout is None and memory_format in (None, preserve_format, contiguous_format):
+        return None
+    shape = src._data.shape
+    strides = of(src)[0] if src._layout is not None else contiguous_strides(shape)
+    return for_format(shape, strides, memory_format)
+
+
+def clone_layout(src, memory_format=None):
+    """clone's row hook (op.layout)."""
+    return copy_layout(src, memory_format)
+
+
+def preserve_layout(src, *_):
+    """to(dtype) and to(device)'s row hook: the copy keeps src's order (preserve_format)."""
+    return copy_layout(src) if src._layout is not None else None
+
+
+def new_layout(shape, memory_format):
+    """The record of a new tensor (empty, zeros with memory_format=)."""
+    if memory_format in (None, contiguous_format, preserve_format):
+        return None
+    return for_format(tuple(shape), contiguous_strides(shape), memory_format)
+
+
 # -- the view ops' rules ---------------------------------------------------------------------
 
 def view_strides(old_shape, old_strides, new_shape):
