@@ -52,13 +52,10 @@ class Tensor(_Conversions):
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_chain", "_views", "_retains_grad", "_acc", "_hooks",
-                 "_post_acc_hooks", "_detached", "_inference", "__weakref__", "__dict__")
+                 "_post_acc_hooks", "_detached", "_inference", "_layout", "__weakref__",
+                 "__dict__")
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
-
-    # PyTorch's strides and storage offset, as metadata (_strides.py): None is contiguous.
-    # A class default, so the many tensors that never leave it pay nothing to create.
-    _layout = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -87,6 +84,8 @@ class Tensor(_Conversions):
         t._detached = False
         # made under inference_mode: an inference tensor (see is_inference)
         t._inference = _INFERENCE.inference
+        # PyTorch's strides and storage offset, as metadata (_strides.py): None is contiguous
+        t._layout = None
         return t
 
     # -- metadata --------------------------------------------------------------------------
