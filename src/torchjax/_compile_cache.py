@@ -322,9 +322,11 @@ def _make_file_cache_class(CacheInterface):
                       "program instead")
                 return None
             magic = self._magic
-            if not data.startswith(magic) and data.startswith(_MAGIC_PREFIX) and (
+            if not data.startswith(magic) and data.startswith(_MAGIC_PREFIX[:19]) and (
                     b"\n" in data[:64]):
-                return None  # another compression (see _compression): compiled and replaced
+                # another compression (see _compression), or an entry of another torchjax
+                # version sharing the directory: compiled and replaced, quietly
+                return None
             head = len(magic) + _DIGEST
             value = data[head:]
             if (len(data) < head or not data.startswith(magic)
