@@ -1,10 +1,8 @@
 """Pure JAX functions as torchjax ops, for the distributions' formulas and samplers.
 
-`@kernel(name)` is `interop.from_jax` around a jitted copy of the function: from_jax runs the
-function once more under jax.linearize the first time it meets new shapes (to learn which
-outputs depend on which inputs), and a jitted body makes that one compiled program instead of
-one dispatch per jax.numpy operation. Non-array arguments (shapes, flags, Python numbers) are
-static to the jit, as they are to from_jax.
+`@kernel(name)` is `interop.from_jax`: the function runs as one jitted call and records one
+tape node, whose backward is JAX's vjp of it. Non-array arguments (shapes, flags, Python
+numbers) are static: each new value compiles once.
 
 `@sampler` turns `fn(key, shape, *params) -> array` into `draw(shape, *params,
 generator=None)` taking Tensors. The key comes from `_random.key_parts` (the generator's
@@ -16,39 +14,19 @@ is an rsample with gradients, and under no_grad it is a sample.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
+from jax.scipy import special as jsp
 
 from .. import _random
 from .._tensor import Tensor
 from ..interop import from_jax
 
 
-def _is_array(x) -> bool:
-    return isinstance(x, (jax.Array, jax.core.Tracer))
-
-
-def _jitted_by_statics(fn):
-    """fn, jitted with its non-array positional arguments static (one jit per pattern)."""
-    jits: dict = {}
-
-    @functools.wraps(fn)
-    def call(*args):
-        statics = tuple(i for i, a in enumerate(args) if not _is_array(a))
-        f = jits.get(statics)
-        if f is None:
-            f = jits[statics] = jax.jit(fn, static_argnums=statics)
-        return f(*args)
-
-    return call
-
-
 def kernel(name: str):
     """Decorator: a module-level pure JAX function as a torchjax op named `name`."""
     def decorate(fn):
-        return from_jax(_jitted_by_statics(fn), name=name)
+        return from_jax(fn, name=name)
     return decorate
 
 
@@ -103,3 +81,21 @@ def clamp_min(x, lower):
 def clamp(x, lower, upper):
     """clip(x, lower, upper) whose derivative is 1 on [lower, upper], as torch.clamp's."""
     return jnp.where((x >= lower) & (x <= upper), x, jnp.clip(x, lower, upper))
+
+
+@jax.custom_jvp
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0, differentiated as torch.xlogy is: the derivative in x is
+    0 where x == 0 and y <= 0 (jax's is log(y), -inf at y = 0), so Gamma(1, rate).log_prob(0)
+    has a finite gradient in the concentration."""
+    return jsp.xlogy(x, y)
+
+
+@xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    x, y = primals
+    dx, dy = tangents
+    at_zero = (x == 0) & (y <= 0)
+    # the log of a safe argument, so the unused branch carries no nan into higher derivatives
+    dlog = jnp.where(at_zero, 0.0, jnp.log(jnp.where(at_zero, 1.0, y)))
+    return jsp.xlogy(x, y), dx * dlog + dy * x / y

@@ -224,8 +224,10 @@ def _trace_xxt(x):
 
 def _same_events(p, q, what):
     if p.event_shape != q.event_shape:
-        raise ValueError(f"KL-divergence between two {what} with different event shapes "
-                         "cannot be computed")
+        # PyTorch's message carries a run of 26 spaces (a line continuation inside its
+        # string literal); kept so that code matching the text sees the same string
+        raise ValueError(f"KL-divergence between two {what} with{' ' * 26}different event "
+                         "shapes cannot be computed")
 
 
 @kernel("KLMultivariateNormal")
@@ -393,3 +395,6 @@ def _cauchy(pl, ps, ql, qs):
 @register_kl(Cauchy, Cauchy)
 def _kl_cauchy_cauchy(p, q):
     return _cauchy(p.loc, p.scale, q.loc, q.scale)
+
+
+from . import _kl_cross  # noqa: E402,F401  (pairs of different families)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from jax.scipy import special as jsp
 
 from . import constraints
-from ._jax import clamp_min, float_dtype, kernel, sampler, tiny
+from ._jax import clamp_min, float_dtype, kernel, sampler, tiny, xlogy
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -24,7 +24,7 @@ def _beta(key, shape, c1, c0):
 
 @kernel("BetaLogProb")
 def _log_prob(value, c1, c0):
-    return (jsp.xlogy(c1 - 1.0, value) + jsp.xlogy(c0 - 1.0, 1.0 - value)
+    return (xlogy(c1 - 1.0, value) + xlogy(c0 - 1.0, 1.0 - value)
             + jsp.gammaln(c1 + c0) - jsp.gammaln(c1) - jsp.gammaln(c0))
 
 

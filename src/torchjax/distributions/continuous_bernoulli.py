@@ -15,7 +15,6 @@ from . import constraints
 from ._jax import abs0, kernel, sampler
 from .exp_family import ExponentialFamily
 from .utils import (
-    all_true,
     as_value,
     broadcast_all,
     clamp_probs,
@@ -23,6 +22,7 @@ from .utils import (
     logits_to_probs,
     one_of,
     probs_to_logits,
+    satisfied,
 )
 
 __all__ = ["ContinuousBernoulli"]
@@ -135,8 +135,8 @@ class ContinuousBernoulli(ExponentialFamily):
         given = probs if probs is not None else logits
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
-            if validate_args is not None and not all_true(
-                    self.arg_constraints["probs"].check(self.probs)):
+            if validate_args is not None and not satisfied(self.arg_constraints["probs"],
+                                                           self.probs):
                 raise ValueError("The parameter probs has invalid values")
             self.probs = clamp_probs(self.probs)
         else:

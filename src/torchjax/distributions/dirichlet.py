@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from jax.scipy import special as jsp
 
 from . import constraints
-from ._jax import clamp_min, float_dtype, kernel, sampler, tiny
+from ._jax import clamp_min, float_dtype, kernel, sampler, tiny, xlogy
 from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
@@ -24,7 +24,7 @@ def _dirichlet(key, shape, concentration):
 @kernel("DirichletLogProb")
 def _log_prob(value, concentration):
     c = concentration
-    return (jsp.xlogy(c - 1.0, value).sum(-1) + jsp.gammaln(c.sum(-1))
+    return (xlogy(c - 1.0, value).sum(-1) + jsp.gammaln(c.sum(-1))
             - jsp.gammaln(c).sum(-1))
 
 

@@ -20,7 +20,7 @@ import torchjax as torch
 
 from .._tensor import Tensor
 from . import constraints
-from .utils import all_true, lazy_property
+from .utils import lazy_property, satisfied
 
 __all__ = ["Distribution"]
 
@@ -64,7 +64,7 @@ class Distribution:
                                                         lazy_property):
                 continue
             value = getattr(self, name)
-            if not all_true(constraint.check(value)):
+            if not satisfied(constraint, value):
                 raise ValueError(
                     f"Expected parameter {name} ({type(value).__name__} of shape "
                     f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
@@ -205,7 +205,7 @@ class Distribution:
                           "validation. Please initialize the distribution with "
                           "`validate_args=False` to turn off validation.", stacklevel=3)
             return
-        if not all_true(support.check(value)):
+        if not satisfied(support, value):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.scipy import special as jsp
 
 from . import constraints
-from ._jax import float_dtype, kernel, sampler, tiny
+from ._jax import float_dtype, kernel, sampler, tiny, xlogy
 from .exp_family import ExponentialFamily
 from .utils import as_value, broadcast_all
 
@@ -27,7 +27,7 @@ def _gamma(key, shape, concentration, rate):
 
 @kernel("GammaLogProb")
 def _log_prob(value, concentration, rate):
-    return (jsp.xlogy(concentration, rate) + jsp.xlogy(concentration - 1, value)
+    return (xlogy(concentration, rate) + xlogy(concentration - 1, value)
             - rate * value - jsp.gammaln(concentration))
 
 

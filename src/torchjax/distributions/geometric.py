@@ -13,13 +13,13 @@ from . import constraints
 from ._jax import kernel, sampler, tiny
 from .distribution import Distribution
 from .utils import (
-    all_true,
     as_value,
     broadcast_all,
     lazy_property,
     logits_to_probs,
     one_of,
     probs_to_logits,
+    satisfied,
 )
 
 __all__ = ["Geometric"]
@@ -67,12 +67,11 @@ class Geometric(Distribution):
         if self._validate_args and probs is not None:
             # p = 0 is in the unit interval but gives no distribution
             value = self.probs
-            positive = value > 0
-            if not all_true(positive):
+            if not satisfied(constraints.positive, value):
                 raise ValueError(
                     f"Expected parameter probs ({type(value).__name__} of shape "
                     f"{tuple(value.shape)}) of distribution {self!r} to be positive but "
-                    f"found invalid values:\n{value.detach()[~positive]}")
+                    f"found invalid values:\n{value.detach()[~(value > 0)]}")
 
     def expand(self, batch_shape, _instance=None):
         new, batch_shape = self._expand_params(Geometric, batch_shape, _instance,

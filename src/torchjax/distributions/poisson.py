@@ -10,7 +10,7 @@ from jax.scipy import special as jsp
 import torchjax as torch
 
 from . import constraints
-from ._jax import kernel, sampler
+from ._jax import kernel, sampler, xlogy
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, float_value
 
@@ -24,7 +24,7 @@ def _poisson(key, shape, rate):
 
 @kernel("PoissonLogProb")
 def _log_prob(value, rate):
-    return jsp.xlogy(value, rate) - rate - jsp.gammaln(value + 1)
+    return xlogy(value, rate) - rate - jsp.gammaln(value + 1)
 
 
 class Poisson(ExponentialFamily):

@@ -11,6 +11,7 @@ import numpy as np
 import torchjax as torch
 
 from .._tensor import Tensor
+from ..interop import from_jax
 
 __all__ = [
     "broadcast_all",
@@ -124,6 +125,67 @@ def all_true(t: Tensor) -> bool:
     if is_traced(t):
         return True
     return bool(t.all())
+
+
+# -- validation as one program -------------------------------------------------------------------
+#
+# A check such as simplex's (value >= 0, .all(-1), .sum(-1), - 1, .abs(), < tol, &) is several
+# ops, and op by op each new shape compiles each of them: validation, which is on by default,
+# would cost more first-call time than the distribution's own math. So a constraint whose
+# attributes are plain values is checked by one op that traces its check(), keyed by the
+# constraint's structure (fresh instances such as a Categorical's integer_interval(0, k - 1)
+# share it). A constraint holding tensors (Uniform's interval(low, high)), or whose check needs
+# concrete values (symmetric's early exit), is checked op by op.
+
+_CONSTRAINTS: dict = {}  # structure -> a constraint with that structure
+_OP_BY_OP: set = set()  # structures whose check cannot be traced
+
+
+def _structure(constraint):
+    """A hashable description of a constraint and its parameters, or None when one of them
+    is a tensor (or anything else that is not a plain value)."""
+    def of(v):
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if isinstance(v, (tuple, list)):
+            parts = tuple(of(x) for x in v)
+            return None if None in parts and None not in v else parts
+        if hasattr(v, "check") and hasattr(v, "event_dim"):
+            return _structure(v)
+        return None
+
+    parts = []
+    for name, v in sorted(vars(constraint).items()):
+        s = of(v)
+        if s is None and v is not None:
+            return None
+        parts.append((name, s))
+    return (type(constraint), tuple(parts))
+
+
+def _check_all(value, structure):
+    return _CONSTRAINTS[structure].check(Tensor._wrap(value)).all()._data
+
+
+_check_op = from_jax(_check_all, name="ConstraintCheck")
+
+_UNTRACEABLE = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+                jax.errors.TracerIntegerConversionError)
+
+
+def satisfied(constraint, value: Tensor) -> bool:
+    """Whether every element of value satisfies the constraint (True for a traced value:
+    inside jit or vmap the values are unknown, and validation is skipped)."""
+    if is_traced(value):
+        return True
+    structure = _structure(constraint)
+    if structure is not None and structure not in _OP_BY_OP:
+        _CONSTRAINTS.setdefault(structure, constraint)
+        try:
+            return bool(_check_op(value.detach(), structure))
+        except _UNTRACEABLE:
+            _OP_BY_OP.add(structure)
+    return bool(constraint.check(value).all())
 
 
 def _tril_positions(n: int, diag: int):
