@@ -20,6 +20,7 @@ from jax.scipy import special as jsp
 
 from .. import _random
 from .._tensor import Tensor
+from .._x64 import scope
 from ..interop import from_jax
 
 
@@ -40,11 +41,15 @@ def sampler(fn):
     op = kernel(fn.__name__.lstrip("_"))(keyed)
 
     def draw(shape, *params, generator=None):
-        key, offset = _random.key_parts(generator)
-        # key and offset travel as tensors (not compile-cache keys), so a new draw reuses the
-        # compiled sampler
-        return op(Tensor._wrap(jax.random.key_data(key)), Tensor._wrap(jnp.asarray(offset)),
-                  tuple(shape), *params)
+        # in torchjax's x64 scope, as every entry point that computes arrays: the
+        # generator's hooks (vmap's randomness modes) fold keys here, before the op's own
+        # scope begins
+        with scope():
+            key, offset = _random.key_parts(generator)
+            # key and offset travel as tensors (not compile-cache keys), so a new draw reuses
+            # the compiled sampler
+            return op(Tensor._wrap(jax.random.key_data(key)),
+                      Tensor._wrap(jnp.asarray(offset)), tuple(shape), *params)
 
     draw.__name__ = fn.__name__
     draw.__doc__ = fn.__doc__
