@@ -46,23 +46,65 @@ def _within(sample_stat, expected, se, what):
     assert not bad.any(), f"{what}: {sample_stat[bad]} vs {expected[bad]} (se {se[bad]})"
 
 
-def check_statistics(t, xs):
-    """Mean and variance of draws xs (two leading sample dims) against PyTorch's."""
-    xs = xs.reshape((-1,) + xs.shape[2:]).astype(np.float64)
+def _check_moments(xs, mean, var, what=""):
+    """Mean and variance of draws xs (one leading sample dim) against mean and var."""
     n = xs.shape[0]
-    if isinstance(t, torch.distributions.Categorical):
-        # a Categorical has no mean: compare the frequency of each category instead
-        xs = np.eye(t._num_events)[xs.astype(np.int64)]
-        mean, var = numpy(t.probs), numpy(t.probs * (1 - t.probs))
-    else:
-        mean, var = numpy(t.mean), numpy(t.variance)
     mean, var = mean.astype(np.float64), var.astype(np.float64)
     m = xs.mean(0)
     centred = xs - m
     s2 = (centred**2).mean(0)
-    _within(m, mean, np.sqrt(s2 / n), "mean")
+    _within(m, mean, np.sqrt(s2 / n), what + "mean")
     # the standard error of a variance estimate comes from the fourth central moment
-    _within(s2, var, np.sqrt(np.maximum((centred**4).mean(0) - s2**2, 0) / n), "variance")
+    _within(s2, var, np.sqrt(np.maximum((centred**4).mean(0) - s2**2, 0) / n),
+            what + "variance")
+
+
+def _check_frequencies(hits, probs, what):
+    """The frequency of boolean events hits (one leading sample dim) against probs: a
+    binomial proportion, whose standard error is known exactly."""
+    n = hits.shape[0]
+    probs = probs.astype(np.float64)
+    _within(hits.mean(0), probs, np.sqrt(probs * (1 - probs) / n), what)
+
+
+def check_statistics(case, t, xs):
+    """The statistics of draws xs (two leading sample dims) against PyTorch's distribution t
+    (cases.py's `stats` says which)."""
+    xs = xs.reshape((-1,) + xs.shape[2:]).astype(np.float64)
+    n = xs.shape[0]
+    if isinstance(t, torch.distributions.Categorical):
+        # a Categorical has no mean: compare the frequency of each category instead
+        _check_frequencies(np.eye(t._num_events)[xs.astype(np.int64)], numpy(t.probs),
+                           "category frequencies")
+    elif case.stats == "moments":
+        _check_moments(xs, numpy(t.mean), numpy(t.variance))
+    elif case.stats == "base":
+        y = torch.tensor(xs)
+        for transform in reversed(t.transforms):
+            y = transform.inv(y)
+        base = t.base_dist
+        _check_moments(numpy(y), numpy(base.mean), numpy(base.variance),
+                       f"draws mapped back to {type(base).__name__}: ")
+    elif case.stats == "cdf":
+        # the probability integral transform: F(x) ~ Uniform(0, 1), whose mean 1/2 and
+        # second moment 1/3 have exact standard errors (1/12 and 4/45 the variances)
+        u = numpy(t.cdf(torch.tensor(xs)))
+        _within(u.mean(0), np.full(u.shape[1:], 0.5), np.full(u.shape[1:], (1 / 12 / n) ** 0.5),
+                "mean of cdf(draws)")
+        _within((u**2).mean(0), np.full(u.shape[1:], 1 / 3),
+                np.full(u.shape[1:], (4 / 45 / n) ** 0.5), "second moment of cdf(draws)")
+    elif case.stats == "relaxed":
+        # a relaxed Bernoulli draw lies above 1/2 exactly when its logistic noise exceeds
+        # -logits; a Gumbel-softmax draw's argmax is a draw of the Categorical
+        if isinstance(t, torch.distributions.RelaxedBernoulli):
+            _check_frequencies(xs > 0.5, numpy(t.probs), "frequency above 1/2")
+        else:
+            k = xs.shape[-1]
+            _check_frequencies(np.eye(k)[xs.argmax(-1)], numpy(t.probs), "argmax frequencies")
+    else:
+        y, reference = case.stats(t, torch.tensor(xs))
+        _check_moments(numpy(y), numpy(reference.mean), numpy(reference.variance),
+                       f"draws mapped to {type(reference).__name__}: ")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -80,8 +122,8 @@ def test_draws_match_torch(case, monkeypatch):
     assert x.requires_grad == j.has_rsample
     xs = numpy(x)
     assert bool(t.support.check(torch.tensor(xs)).all()), "a draw outside PyTorch's support"
-    if case.stats:
-        check_statistics(t, xs)
+    if case.stats is not None:
+        check_statistics(case, t, xs)
     if j.has_rsample:
         CHECKS[case.noise](case, jp, x, xs, batch, monkeypatch)
 
@@ -184,7 +226,7 @@ def check_in_expectation(case, jp, x, xs, batch, monkeypatch):
         x64 = x64 / x64.sum(-1, keepdims=True)
         h, dh = (v * x64).sum(tuple(range(1, x64.ndim))), np.broadcast_to(v, xs.shape)
     else:  # h = v . sigmoid(x): bounded, so both estimators have a finite variance
-        s = 1 / (1 + np.exp(-x64))
+        s = np.exp(-np.logaddexp(0.0, -x64))  # sigmoid, without overflow for x << 0
         h, dh = (v * s).sum(tuple(range(1, x64.ndim))), v * s * (1 - s)
     grads = torchjax.autograd.grad(x, params, torchjax.tensor((dh / N2).astype(xs_dtype(x))),
                                    allow_unused=True)

@@ -148,16 +148,23 @@ __all__ = [
     "transforms",
 ]
 
-# PyTorch distributions torchjax does not have yet: asking for one says so by name.
+# PyTorch distributions torchjax does not have yet. Each is a name that imports (scripts
+# import them at module level, and `hasattr` checks must not raise) and whose constructor
+# raises NotImplementedError naming it.
 _NOT_YET = ("FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LKJCholesky", "Wishart")
 
 
-def __getattr__(name):
-    # NotImplementedError, not AttributeError: `from torchjax.distributions import Wishart`
-    # turns an AttributeError into a bare "cannot import name", losing the explanation
-    if name in _NOT_YET:
+def _not_yet(name: str) -> type:
+    def __init__(self, *args, **kwargs):
         raise NotImplementedError(
             f"torchjax.distributions.{name} is not implemented yet (it is "
             f"torch.distributions.{name} in PyTorch); the implemented distributions are "
             "listed in torchjax.distributions.__all__")
-    raise AttributeError(f"module 'torchjax.distributions' has no attribute '{name}'")
+
+    return type(name, (Distribution,), {"__init__": __init__, "__module__": __name__,
+                                        "__doc__": f"Not implemented: torch.distributions.{name}."})
+
+
+for _name in _NOT_YET:
+    globals()[_name] = _not_yet(_name)
+del _name
