@@ -14,7 +14,7 @@ def build(lib, case, grad=False):
     return case.build(lib.distributions, tensors(lib, case.params, grad=grad))
 
 
-GENERIC_EXPAND = ("Normal", "Normal-f64", "Gamma", "Beta", "Uniform", "Exponential", "Laplace",
+GENERIC_EXPAND = ("Normal", "Normal-f64", "Gamma-f64", "Beta", "Uniform", "Exponential", "Laplace",
                   "Poisson", "Cauchy", "Geometric-probs", "Geometric-logits", "VonMises",
                   "Chi2")
 
@@ -37,7 +37,7 @@ def test_expand_matches_torch(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in (
-    "Normal", "Categorical-logits", "Bernoulli-probs", "Poisson", "Gamma", "Dirichlet",
+    "Normal", "Categorical-logits-f64", "Bernoulli-probs", "Poisson", "Gamma-f64", "Dirichlet-f64",
     "MultivariateNormal-cov", "Uniform", "Independent-Normal", "LogNormal")],
     ids=lambda c: c.id)
 def test_repr_matches_torch(case):

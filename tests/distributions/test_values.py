@@ -1,8 +1,6 @@
 """Every distribution's statistics, log_prob, cdf, icdf and entropy, and their gradients
 with respect to the parameters, against PyTorch's with the same parameter values."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
@@ -84,38 +82,3 @@ def test_values_and_gradients_match_torch(case):
         assert g is not None, f"no gradient reached {name}"
         assert_close(g, expected, case.rtol * 5, case.atol * 5, what=f"grad of {name}")
 
-
-def _as_float64(case):
-    """The case with its float32 parameters and points in float64."""
-    def widen(v):
-        return v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v
-    return dataclasses.replace(
-        case, params={k: widen(v) for k, v in case.params.items()}, value=widen(case.value),
-        cdf=widen(case.cdf), icdf=widen(case.icdf))
-
-
-# Where PyTorch's float64 result carries a float32 rounding, and torchjax's does not: VonMises'
-# Bessel functions are polynomial approximations good to float32 (relative error ~2e-6 in the
-# variance at concentration 12); Multinomial's entropy takes log(n!) of an int64 tensor, which
-# PyTorch computes in the default dtype, float32 (relative error ~3e-8)
-FLOAT64_RTOL = {"VonMises": 1e-5, "Multinomial": 1e-7}
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if "f64" not in c.id],
-                         ids=[c.id for c in CASES if "f64" not in c.id])
-def test_float64_values_and_draws_match_torch(case):
-    """Every quantity in float64, to float64's precision, and draws of float64 parameters
-    keep PyTorch's dtype: torchjax no longer turns x64 on for the process, so each of these
-    paths must run in its x64 scope (tests/conftest.py makes a path outside it raise)."""
-    case = _as_float64(case)
-    # values only (gradients in float64 are the -f64 rows' of the test above)
-    with torch.no_grad():
-        _, td, tout = evaluate(torch, case)
-    with torchjax.no_grad():
-        _, jd, jout = evaluate(torchjax, case)
-    for q, expected in tout.items():
-        if expected is not NotImplemented:
-            assert_close(jout[q], expected, FLOAT64_RTOL.get(case.id, 1e-9), 1e-11, what=q)
-    torchjax.manual_seed(0)
-    x = jd.rsample((2,)) if jd.has_rsample else jd.sample((2,))
-    assert str(x.dtype) == str(td.sample((2,)).dtype)
