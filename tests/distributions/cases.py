@@ -32,6 +32,9 @@ class Case:
     atol: float = 2e-6
     # quantities PyTorch cannot differentiate (or only through a path we do not share)
     no_grad: tuple = ()
+    # quantities where PyTorch's value is wrong, and torchjax's is checked another way
+    # (test_values.py)
+    torch_wrong: tuple = ()
     # how test_sampling checks the statistics of the draws: "moments" (mean and variance
     # against PyTorch's), "base" (those of the draws mapped back through PyTorch's transforms,
     # against its base distribution: for heavy-tailed transformed distributions, whose own
@@ -180,6 +183,8 @@ CASES = [
     Case("LogisticNormal", lambda D, p: D.LogisticNormal(p["loc"], p["scale"]),
          {"loc": REAL, "scale": POS * 0.5}, f32([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]]),
          rtol=1e-4, atol=1e-5, stats="base"),  # PyTorch gives it no mean to compare with
+    Case("Kumaraswamy", lambda D, p: D.Kumaraswamy(p["a"], p["b"]), {"a": POS, "b": POS2},
+         UNIT_V, UNIT_V, Q, rtol=1e-4, atol=1e-5, torch_wrong=("mode",)),
     Case("Independent-Normal", lambda D, p: D.Independent(D.Normal(p["loc"], p["scale"]), 1),
          {"loc": REAL, "scale": POS}, REAL_V),
 ]
@@ -216,7 +221,8 @@ def _logistic_normal_noise(t, x):
 
 _NOISE = {
     "cdf": ("Normal", "Normal-f64", "Uniform", "Exponential", "Laplace", "LogNormal", "Cauchy",
-            "Gumbel", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "ContinuousBernoulli"),
+            "Gumbel", "HalfNormal", "HalfCauchy", "Pareto", "Weibull", "ContinuousBernoulli",
+            "Kumaraswamy"),
     "gamma": ("Gamma", "Chi2", "InverseGamma"),
     "normal": ("MultivariateNormal-cov", "MultivariateNormal-tril",
                "MultivariateNormal-precision-f64", "LogisticNormal", "Independent-Normal"),

@@ -39,6 +39,7 @@ from .half_normal import HalfNormal
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
@@ -108,6 +109,7 @@ __all__ = [
     "Independent",
     "IndependentTransform",
     "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
     "LogisticNormal",
@@ -151,7 +153,7 @@ __all__ = [
 # PyTorch distributions torchjax does not have yet. Each is a name that imports (scripts
 # import them at module level, and `hasattr` checks must not raise) and whose constructor
 # raises NotImplementedError naming it.
-_NOT_YET = ("FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LKJCholesky", "Wishart")
+_NOT_YET = ("FisherSnedecor", "GeneralizedPareto", "LKJCholesky", "Wishart")
 
 
 def _not_yet(name: str) -> type:
