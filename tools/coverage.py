@@ -61,10 +61,12 @@ def main():
                    "missing: " + ", ".join(f"`{n}`" for n in names if n not in have)]
     lines.insert(4, f"Total: {total_have} of {total} names; {tensor_api} in torch, torch.Tensor, "
                     "torch.linalg, torch.fft and torch.special.\n")
-    # the table of torch's other submodules is written by hand (what works is not a list of
-    # names); it follows the generated sections
-    extra = (pathlib.Path(__file__).with_name("coverage_submodules.md")).read_text()
-    print("\n".join(lines + detail) + "\n\n" + extra.rstrip())
+    # the table of torch's other submodules and the distributions section are written by hand
+    # (what works is not a list of names); they follow the generated sections
+    here = pathlib.Path(__file__)
+    extra = [here.with_name(f"coverage_{part}.md").read_text().rstrip()
+             for part in ("submodules", "distributions")]
+    print("\n".join(lines + detail) + "\n\n" + "\n\n".join(extra))
 
 
 if __name__ == "__main__":

@@ -156,6 +156,7 @@ from ._typeinfo import *  # noqa: E402,F403
 
 from . import autograd, cuda, fft, interop, linalg, nn, optim, special, testing, utils  # noqa: E402,I001
 from . import func  # noqa: E402
+from . import distributions  # noqa: E402
 from . import compiler, _dynamo  # noqa: E402
 from .compiler import compile  # noqa: E402
 from .nn.modules.module import _typename as typename  # noqa: E402

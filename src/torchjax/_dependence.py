@@ -15,8 +15,18 @@ from jax.extend.core import Literal
 
 def dependence(fn, arrays) -> list[list[bool]]:
     """deps[i][j]: output i of fn (a list of arrays) depends differentiably on input j."""
-    _, lin = jax.linearize(fn, *arrays)
-    closed = jax.make_jaxpr(lin)(*arrays)
+    # Linearized inside a trace, on abstract values: nothing runs. Linearizing the concrete
+    # arrays would execute fn's primal part, and a jitted fn would then compile one more
+    # program per input signature just to answer this question.
+    box = []
+
+    def linear_program(*xs):
+        _, lin = jax.linearize(fn, *xs)
+        box.append(jax.make_jaxpr(lin)(*xs))
+        return ()
+
+    jax.make_jaxpr(linear_program)(*[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays])
+    closed = box[0]
     masks = _reach(closed.jaxpr, [1 << j for j in range(len(arrays))])
     return [[bool(m >> j & 1) for j in range(len(arrays))] for m in masks]
 
