@@ -280,8 +280,9 @@ def test_amp_disabled_is_a_no_op_and_enabled_raises():
 
 # ---------------------------------------------------------------- distributed, parallel
 
-def test_distributed_matches_pytorch_without_a_process_group():
-    assert distributed.is_available() is False and distributed.is_initialized() is False
+def test_distributed_matches_pytorch_without_a_process_group(monkeypatch):
+    assert distributed.is_available() is torch.distributed.is_available() is True
+    assert distributed.is_initialized() is False
     assert torch.distributed.is_initialized() is False
     for name in ("get_rank", "get_world_size", "barrier"):
         with pytest.raises(ValueError):
@@ -290,9 +291,35 @@ def test_distributed_matches_pytorch_without_a_process_group():
             getattr(distributed, name)()
     with pytest.raises(ValueError, match="process group"):
         distributed.all_reduce(torchjax.ones(2))
-    with pytest.raises(NotImplementedError, match="init_process_group is not supported"):
+    # env:// without torchrun's variables: PyTorch's error names the missing one
+    for var in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ValueError, match="environment variable WORLD_SIZE expected"):
         distributed.init_process_group("gloo")
+    with pytest.raises(ValueError, match="environment variable"):
+        torch.distributed.init_process_group("gloo")
+    assert distributed.is_initialized() is False
     assert distributed.ReduceOp.SUM.name == "SUM" and distributed.Backend("GLOO") == "gloo"
+
+
+def test_distributed_process_group_of_one(monkeypatch):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    distributed.init_process_group("gloo")
+    try:
+        assert distributed.is_initialized() and distributed.get_rank() == 0
+        assert distributed.get_world_size() == 1 and distributed.get_backend() == "gloo"
+        t = torchjax.tensor([1.0, 2.0])
+        distributed.all_reduce(t, op=distributed.ReduceOp.MAX)
+        assert t.tolist() == [1.0, 2.0]
+        out = [torchjax.zeros(2)]
+        distributed.all_gather(out, t)
+        assert out[0].tolist() == [1.0, 2.0]
+        with pytest.raises(ValueError, match="twice"):
+            distributed.init_process_group("gloo")
+    finally:
+        distributed.destroy_process_group()
+    assert not distributed.is_initialized()
 
 
 def test_data_parallel_wraps_one_device_and_ddp_raises():

@@ -1,0 +1,8 @@
+"""torchjax.distributed.tensor: DTensor and its placements on JAX shardings."""
+
+from ..device_mesh import DeviceMesh, init_device_mesh
+from ._dtensor import DTensor, distribute_module, distribute_tensor
+from ._placements import Partial, Placement, Replicate, Shard
+
+__all__ = ["DTensor", "DeviceMesh", "distribute_tensor", "distribute_module",
+           "init_device_mesh", "Shard", "Replicate", "Partial", "Placement"]
