@@ -322,7 +322,7 @@ def test_distributed_process_group_of_one(monkeypatch):
     assert not distributed.is_initialized()
 
 
-def test_data_parallel_wraps_one_device_and_ddp_raises():
+def test_data_parallel_wraps_one_device_and_ddp_replicates():
     from torchjax.nn.parallel import DataParallel, DistributedDataParallel, data_parallel
     inner = tnn.Linear(3, 2)
     dp = DataParallel(inner)
@@ -332,8 +332,11 @@ def test_data_parallel_wraps_one_device_and_ddp_raises():
     assert list(torch.nn.DataParallel(torch.nn.Linear(3, 2)).state_dict()) == list(
         dp.state_dict())
     assert torchjax.equal(data_parallel(inner, x), inner(x))
-    with pytest.raises(NotImplementedError, match="multi-process data parallel"):
-        DistributedDataParallel(inner)
+    # one device here: DDP's mesh is that device (8-device checks: tests/distributed)
+    ddp = DistributedDataParallel(tnn.Linear(3, 2))
+    assert ddp.device_mesh.size() == 1 and ddp(x).shape == (4, 2)
+    with pytest.raises(NotImplementedError, match="register_comm_hook is not supported"):
+        ddp.register_comm_hook(None, None)
 
 
 # ---------------------------------------------------------------- multiprocessing
