@@ -101,7 +101,7 @@ for expr in ("torch.foo", "torch.nn.functional.foo", "torch.fx"):
         eval(expr)
     except AttributeError as e:
         print("AttributeError", e)
-for name in ("torch.fx", "torch._C", "torch.distributed.fsdp"):
+for name in ("torch.fx", "torch._C", "torch.distributed.rpc"):
     try:
         __import__(name)
     except ModuleNotFoundError as e:
@@ -153,7 +153,7 @@ def test_install_as_torch_aliases_modules_and_names_what_is_missing(runs):
     assert "AttributeError torch.fx is not supported by torchjax" in out
     assert "ModuleNotFoundError torch.fx is not supported by torchjax" in out
     assert "ModuleNotFoundError torch._C is not supported by torchjax" in out
-    assert "ModuleNotFoundError torch.distributed.fsdp is not supported by torchjax" in out
+    assert "ModuleNotFoundError torch.distributed.rpc is not supported by torchjax" in out
     assert out.strip().endswith("real []")
 
 
