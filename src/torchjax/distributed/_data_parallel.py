@@ -28,10 +28,12 @@ def default_mesh():
 
 
 def replicate_module(module: Module, jax_mesh) -> None:
-    """Every parameter and buffer of `module`, replicated over the mesh, in place."""
+    """Every parameter and buffer of `module`, replicated over the mesh, in place; parameters
+    already laid out (by parallelize_module: tensor parallel inside data parallel) keep it."""
     rep = NamedSharding(jax_mesh, PartitionSpec())
     for t in list(module.parameters()) + list(module.buffers()):
-        reshard_(t, rep)
+        if getattr(t, "_sharding", None) is None:
+            reshard_(t, rep)
 
 
 def batch_sharding(mesh, ndim: int, dim: int):

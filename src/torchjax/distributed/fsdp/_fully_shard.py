@@ -13,10 +13,9 @@ from __future__ import annotations
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ...nn.modules.module import Module
-from ...nn.parameter import Parameter
 from .._data_parallel import default_mesh, shard_batch
 from .._reshard import place_array
-from ..tensor._dtensor import DTensor
+from ..tensor._dtensor import DTensor, lay_out_parameter
 from ..tensor._placements import Replicate, Shard
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
@@ -41,13 +40,6 @@ class CPUOffloadPolicy(OffloadPolicy):
     def __init__(self, pin_memory: bool = True):
         raise NotImplementedError("fully_shard(offload_policy=CPUOffloadPolicy()) is not "
                                   "supported by torchjax")
-
-
-class _DParameter(DTensor, Parameter):
-    """A parameter laid out over a mesh: both an nn.Parameter and a DTensor, as PyTorch's
-    fully_shard makes them."""
-
-    __slots__ = ()
 
 
 class _Depth:
@@ -120,7 +112,7 @@ def _param_layout(p, mesh):
 
 def _shard_grad(p):
     if p._grad is not None:
-        p._grad._data = place_array(p._grad._data, p._fsdp_sharding)
+        p._grad._data = place_array(p._grad._data, p._sharding)
 
 
 def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placement_fn=None,
@@ -158,11 +150,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
             continue  # an inner fully_shard already laid it out
         placements, spec = _param_layout(p, mesh)
         sharding = NamedSharding(mesh.jax_mesh, spec)
-        p._data = place_array(p._data, sharding)
-        p.__class__ = _DParameter
-        p._mesh = mesh
-        p._placements = placements
-        p._fsdp_sharding = sharding
+        lay_out_parameter(p, mesh, placements, sharding)
         p.register_post_accumulate_grad_hook(_shard_grad)
     for b in module.buffers():
         b._data = place_array(b._data, NamedSharding(mesh.jax_mesh, PartitionSpec()))
@@ -175,6 +163,6 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
 def _reshard_after_load(module, incompatible_keys):
     """load_state_dict copies values in: put every parameter back on its sharding."""
     for p in module.parameters():
-        sharding = getattr(p, "_fsdp_sharding", None)
+        sharding = getattr(p, "_sharding", None)
         if sharding is not None:
             p._data = place_array(p._data, sharding)

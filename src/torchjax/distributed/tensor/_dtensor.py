@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from ..._autograd import grad_mode
 from ..._tensor import Tensor
 from ...interop import from_jax
+from ...nn.parameter import Parameter
 from .._reshard import reshard
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._placements import Partial, Replicate, Shard, normalize, placements_of, sharding_of
@@ -141,6 +142,26 @@ def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_f
     partition_fn(name, submodule, mesh); input_fn/output_fn become forward hooks."""
     from ._module import distribute_module as impl
     return impl(module, device_mesh or _default_mesh(), partition_fn, input_fn, output_fn)
+
+
+class DParameter(DTensor, Parameter):
+    """A parameter laid out over a mesh: both an nn.Parameter and a DTensor, as the
+    parameters PyTorch's fully_shard and parallelize_module make."""
+
+    __slots__ = ()
+
+
+def lay_out_parameter(p, mesh: DeviceMesh, placements, sharding) -> None:
+    """Moves parameter p onto `sharding` in place and makes it a DParameter (same object:
+    optimizers and modules that hold it keep working)."""
+    from .._reshard import place_array
+    p._data = place_array(p._data, sharding)
+    if p._grad is not None:
+        p._grad._data = place_array(p._grad._data, sharding)
+    p.__class__ = DParameter
+    p._mesh = mesh
+    p._placements = tuple(placements)
+    p._sharding = sharding
 
 
 # -- the pieces as JAX functions (each one recorded op with JAX's gradient) -------------------
