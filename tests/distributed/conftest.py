@@ -22,11 +22,32 @@ def _env():
     return env
 
 
+def _argv(script: str) -> list:
+    if script.startswith("2 processes:"):  # through the launcher, as torchrun would
+        return [sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node", "2",
+                str(HERE / script.split(":", 1)[1].strip())]
+    return [sys.executable, str(HERE / script)]
+
+
 def _start(script: str):
     if script not in _PROCS and script not in _RESULTS:
         _PROCS[script] = subprocess.Popen(
-            [sys.executable, str(HERE / script)], env=_env(), cwd=ROOT,
+            _argv(script), env=_env(), cwd=ROOT,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def output(script: str) -> tuple:
+    """(exit code, stdout, stderr) of a script that reports in its own format."""
+    _start(script)
+    if script not in _RESULTS:
+        p = _PROCS.pop(script)
+        _RESULTS[script] = _finish(p)
+    return _RESULTS[script]
+
+
+def _finish(p):
+    out, err = p.communicate(timeout=600)
+    return p.returncode, out, err
 
 
 def results(script: str) -> dict:

@@ -58,8 +58,9 @@ def shard_batch(obj, mesh, dim: int, what: str):
                 f"batch size divisible by {n} (DataLoader(..., drop_last=True))")
         if jax.process_count() > 1 and not isinstance(obj._data, jax.core.Tracer):
             raise NotImplementedError(
-                f"{what} across processes is not supported by torchjax yet: run one process "
-                "per host over its devices, or use DTensor.from_local for the batch")
+                f"{what} on a mesh that spans processes is not supported by torchjax yet: "
+                "each process holds only its batch; use DistributedDataParallel(model) without "
+                "a device_mesh (one replica per process), or DTensor.from_local for the batch")
         return reshard(obj, batch_sharding(mesh, obj.ndim, dim))
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return type(obj)(*(shard_batch(o, mesh, dim, what) for o in obj))
@@ -93,9 +94,7 @@ class DistributedDataParallel(Module):
                                       "supported by torchjax")
         if process_group is not None and device_mesh is not None:
             raise RuntimeError("Cannot specify both process_group and device_mesh arguments.")
-        mesh = device_mesh if device_mesh is not None else default_mesh()
         self.module = module
-        self.device_mesh = mesh
         self.dim = dim
         self.device_ids = device_ids
         self.output_device = output_device
@@ -104,9 +103,35 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
+        # several processes and no mesh: PyTorch's own scheme, a replica per process
+        self._across_processes = (device_mesh is None and process_group is None and
+                                  jax.process_count() > 1)
+        if self._across_processes:
+            self._init_across_processes(module)
+            return
+        mesh = device_mesh if device_mesh is not None else default_mesh()
+        self.device_mesh = mesh
         replicate_module(module, mesh.jax_mesh)
 
+    def _init_across_processes(self, module):
+        """One replica per process, as PyTorch's DDP: parameters broadcast from rank 0, each
+        gradient averaged over the processes when it is accumulated (an all-reduce that JAX
+        runs across the processes, _collectives.py). Each process keeps its own batch."""
+        from ._collectives import ReduceOp, all_reduce, broadcast
+        self.device_mesh = None
+        for t in list(module.parameters()) + list(module.buffers()):
+            broadcast(t, src=0)
+
+        def average(p):
+            if self.require_backward_grad_sync and p.grad is not None:
+                all_reduce(p.grad, op=ReduceOp.AVG)
+        for p in module.parameters():
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(average)
+
     def forward(self, *inputs, **kwargs):
+        if self._across_processes:
+            return self.module(*inputs, **kwargs)
         mesh = self.device_mesh
         inputs = shard_batch(inputs, mesh, self.dim, "DistributedDataParallel")
         kwargs = shard_batch(kwargs, mesh, self.dim, "DistributedDataParallel")

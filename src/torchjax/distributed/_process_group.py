@@ -63,20 +63,28 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     me = _env_int("RANK", rank)
     if not 0 <= me < world:
         raise ValueError(f"init_process_group: rank {me} is not in [0, {world})")
-    if world > 1 and jax.process_count() == 1:
+    if world > 1 and not jax.distributed.is_initialized():
         if init_method and init_method.startswith("tcp://"):
             address = init_method[len("tcp://"):]
         else:
             address = f"{os.environ.get('MASTER_ADDR', '127.0.0.1')}:" \
                       f"{_env_int('MASTER_PORT', None)}"
-        if jax.default_backend() == "cpu" or backend == "gloo":
-            # CPU devices of different processes talk through gloo (JAX's default on CPU is
-            # no cross-process collectives at all)
-            jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        # CPU devices of different processes talk through gloo (JAX's default on CPU is no
+        # cross-process collectives at all); it changes nothing for GPU and TPU devices. Not
+        # asked of jax.default_backend(): that would start the runtime too early
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
         kwargs = {}
         if timeout is not None:
             kwargs["initialization_timeout"] = int(timeout.total_seconds())
-        jax.distributed.initialize(address, num_processes=world, process_id=me, **kwargs)
+        try:
+            jax.distributed.initialize(address, num_processes=world, process_id=me, **kwargs)
+        except RuntimeError as e:
+            if "must be called before" not in str(e):
+                raise
+            raise RuntimeError(
+                "init_process_group must run before torchjax makes its first tensor: JAX "
+                "joins a multi-process job only before its runtime starts. Call it first "
+                "thing in the script") from None
         _STATE.started_jax = True
     if jax.process_count() != world:
         raise RuntimeError(f"init_process_group: WORLD_SIZE is {world} but JAX runs "
