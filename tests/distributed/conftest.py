@@ -85,3 +85,11 @@ def pytest_collection_modifyitems(session, config, items):
         script = getattr(item.module, "SCRIPT", None)
         if script is not None:
             _start(script)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # scripts started for tests that were then deselected (-k) are not left running
+    for p in _PROCS.values():
+        p.kill()
+        p.communicate()
+    _PROCS.clear()

@@ -173,6 +173,11 @@ class DataParallel(Module):
         self.dim = dim
         local = [i for i, d in enumerate(_devices(_kind())) if d.process_index ==
                  jax.process_index()]
+        if device_ids is not None:
+            bad = [d for d in device_ids if not 0 <= _index(d) < len(local)]
+            if bad:
+                raise ValueError(f"DataParallel: device_ids {bad} are not devices of this "
+                                 f"process (it has {len(local)} {_kind()} devices)")
         ids = local if device_ids is None else [local[_index(d)] for d in device_ids]
         self.device_ids = list(range(len(ids))) if device_ids is None else list(device_ids)
         self.output_device = output_device if output_device is not None else (
