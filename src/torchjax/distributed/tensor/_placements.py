@@ -37,6 +37,9 @@ class Shard(Placement):
     def __repr__(self):
         return f"Shard(dim={self.dim})"
 
+    def __str__(self):
+        return f"S({self.dim})"
+
 
 class Replicate(Placement):
     """A full copy on every device of the mesh dimension."""
@@ -49,6 +52,9 @@ class Replicate(Placement):
 
     def __repr__(self):
         return "Replicate()"
+
+    def __str__(self):
+        return "R"
 
 
 class Partial(Placement):
@@ -74,6 +80,9 @@ class Partial(Placement):
 
     def __repr__(self):
         return f"Partial({self.reduce_op})"
+
+    def __str__(self):
+        return f"P({self.reduce_op})"
 
 
 def normalize(placements, mesh, ndim: int) -> tuple:
