@@ -317,6 +317,14 @@ def test_distributed_process_group_of_one(monkeypatch):
         assert out[0].tolist() == [1.0, 2.0]
         with pytest.raises(ValueError, match="twice"):
             distributed.init_process_group("gloo")
+        # a group of one traces: collectives work inside a compiled step
+
+        @torchjax.compile(fullgraph=True)
+        def step(x):
+            y = x * 2
+            distributed.all_reduce(y, op=distributed.ReduceOp.AVG)
+            return y
+        assert step(t).tolist() == [2.0, 4.0]
     finally:
         distributed.destroy_process_group()
     assert not distributed.is_initialized()

@@ -2,9 +2,12 @@
 each of the 2 processes checks the collectives, DDP training and a DistributedSampler epoch,
 and prints its results as JSON lines."""
 
+import faulthandler
 import json
 import os
 import sys
+
+faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits forever fails
 
 import numpy as np
 import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
@@ -72,6 +75,18 @@ sampler = DistributedSampler(ds, seed=3)
 sampler.set_epoch(1)
 out["sampler"] = [int(v) for (batch,) in DataLoader(ds, batch_size=2, sampler=sampler)
                   for v in batch]
+
+# a DeviceMesh over both processes' devices, a DTensor built from each process's shard, a
+# sharded op (XLA's collective across the processes) and the whole value gathered back
+from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
+from torch.distributed.tensor import DTensor, Shard  # noqa: E402
+
+mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("dp",))
+d = DTensor.from_local(torch.tensor([[float(rank), 1.0]]), mesh, [Shard(0)])
+out["dtensor_shape"] = list(d.shape)
+out["dtensor_local"] = d.to_local().tolist()
+out["dtensor_full"] = d.full_tensor().tolist()
+out["dtensor_sum"] = (d * 2).sum().item()  # a sharded op: XLA reduces across the processes
 
 dist.destroy_process_group()
 print("RESULT " + json.dumps(out), flush=True)

@@ -75,3 +75,11 @@ def test_distributed_sampler_epoch_matches_pytorch(ranks):
         s = torch.utils.data.DistributedSampler(ds, num_replicas=2, rank=r, seed=3)
         s.set_epoch(1)
         assert res["sampler"] == list(s)
+
+
+def test_dtensor_across_processes(ranks):
+    for r, res in enumerate(ranks):
+        assert res["dtensor_shape"] == [2, 2]
+        assert res["dtensor_local"] == [[float(r), 1.0]]
+        assert res["dtensor_full"] == [[0.0, 1.0], [1.0, 1.0]]
+        assert res["dtensor_sum"] == 6.0

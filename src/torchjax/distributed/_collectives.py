@@ -99,6 +99,16 @@ def _program(kind: str, op, g):
 
 def _run(kind, op, tensor: Tensor, g):
     """This process's copy of the collective's result over the group's rows."""
+    arr = tensor._data
+    if g.size() == 1:
+        # a group of one needs no other process: plain array code, which also traces (so
+        # these run inside torchjax.compile for a single-process job)
+        rows = jnp.asarray(arr)[None]
+        return _reduce_fn(op)(rows) if kind == "reduce" else rows
+    if isinstance(arr, jax.core.Tracer):
+        raise NotImplementedError(
+            "torch.distributed collectives across processes inside torchjax.compile are not "
+            "supported by torchjax yet: call them outside the compiled step")
     mesh = g.mesh()
     mine = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
     arr = jnp.asarray(tensor._data)
@@ -130,12 +140,10 @@ class _GroupKey:
 
 
 def _write(t: Tensor, value) -> None:
+    if not isinstance(value, jax.core.Tracer) and not isinstance(t._data, jax.core.Tracer):
+        value = jax.device_put(value, next(iter(t._data.devices())))
     with grad_mode.no_grad():
-        t.copy_(Tensor._wrap(jax.device_put(value, _device_of(t))))
-
-
-def _device_of(t: Tensor):
-    return next(iter(t._data.devices()))
+        t.copy_(Tensor._wrap(value))
 
 
 def _member(g) -> bool:

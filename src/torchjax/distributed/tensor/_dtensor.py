@@ -92,12 +92,16 @@ class DTensor(Tensor):
 
     def to_local(self, *, grad_placements=None) -> Tensor:
         """The shard this process's first device of the mesh holds (a rank's local tensor)."""
-        index = _local_index(self)
         divisor = 1
         for name, p in zip(self._mesh._dims, self._placements):
             if isinstance(p, Partial) and p.reduce_op == "sum":
                 divisor *= self._mesh.jax_mesh.shape[name]
-        return _take(self, index, divisor)
+        if jax.process_count() > 1:
+            # each process reads its own shard: a program would differ between processes
+            # (each slices its own index) and they would wait for each other forever
+            shard = self._data.addressable_shards[0].data
+            return Tensor._wrap(shard / divisor if divisor != 1 else shard)
+        return _take(self, _local_index(self), divisor)
 
     def full_tensor(self, *, grad_placements=None) -> Tensor:
         """The whole value, replicated on every device of the mesh."""
