@@ -1,6 +1,14 @@
 """Every script here runs in its own process (8 virtual CPU devices need XLA_FLAGS before jax
-is imported); the scripts of a session start together, and each check they report is a test."""
+is imported), once per test session, and each check it reports is a test.
 
+Without xdist the scripts of a session start together at collection (their imports overlap).
+With xdist, tests of one script may land on several workers: the first worker that needs a
+script runs it under a file lock in the session's shared temporary directory and leaves its
+output there; the others read it.
+"""
+
+import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +21,7 @@ SRC = str(HERE.parent.parent / "src")
 ROOT = str(HERE.parent.parent)
 _PROCS: dict = {}
 _RESULTS: dict = {}
+_SHARED: list = []  # the directory xdist workers share (set by the session fixture)
 
 
 def _env():
@@ -36,37 +45,44 @@ def _start(script: str):
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def output(script: str) -> tuple:
-    """(exit code, stdout, stderr) of a script that reports in its own format."""
-    _start(script)
-    if script not in _RESULTS:
-        p = _PROCS.pop(script)
-        _RESULTS[script] = _finish(p)
-    return _RESULTS[script]
-
-
-def _finish(p):
+def _finish(script: str) -> list:
+    p = _PROCS.pop(script)
     out, err = p.communicate(timeout=600)
-    return p.returncode, out, err
+    return [p.returncode, out, err]
+
+
+def output(script: str) -> tuple:
+    """(exit code, stdout, stderr) of one run of the script in this session."""
+    if script in _RESULTS:
+        return _RESULTS[script]
+    if script in _PROCS or not _SHARED:
+        _start(script)
+        _RESULTS[script] = tuple(_finish(script))
+        return _RESULTS[script]
+    name = "".join(c if c.isalnum() else "_" for c in script)
+    done = _SHARED[0] / f"{name}.json"
+    with open(_SHARED[0] / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            _start(script)
+            done.write_text(json.dumps(_finish(script)))
+    _RESULTS[script] = tuple(json.loads(done.read_text()))
+    return _RESULTS[script]
 
 
 def results(script: str) -> dict:
     """{check name: None if it passed, else its traceback} for one script."""
-    _start(script)
-    if script not in _RESULTS:
-        p = _PROCS.pop(script)
-        out, err = p.communicate(timeout=600)
-        got = {}
-        for line in out.splitlines():
-            if line.startswith("PASS "):
-                got[line[5:]] = None
-            elif line.startswith("FAIL "):
-                name, _, tb = line[5:].partition(": ")
-                got[name] = tb.replace("\\n", "\n")
-        if p.returncode != 0:
-            got["__exit__"] = f"exit code {p.returncode}\n{err[-3000:]}"
-        _RESULTS[script] = got
-    return _RESULTS[script]
+    code, out, err = output(script)
+    got = {}
+    for line in out.splitlines():
+        if line.startswith("PASS "):
+            got[line[5:]] = None
+        elif line.startswith("FAIL "):
+            name, _, tb = line[5:].partition(": ")
+            got[name] = tb.replace("\\n", "\n")
+    if code != 0:
+        got["__exit__"] = f"exit code {code}\n{err[-3000:]}"
+    return got
 
 
 def run_check(script: str, name: str) -> None:
@@ -79,8 +95,16 @@ def run_check(script: str, name: str) -> None:
         pytest.fail(f"{script}::{name}\n{got[name]}")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_dir(tmp_path_factory):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _SHARED.append(tmp_path_factory.getbasetemp().parent)
+    yield
+
+
 def pytest_collection_modifyitems(session, config, items):
-    # every script of the session starts at once: their imports overlap
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # each worker would start every script: they run on first use instead
     for item in items:
         script = getattr(item.module, "SCRIPT", None)
         if script is not None:
