@@ -121,6 +121,22 @@ def ddp_on_a_mesh_dimension_and_uneven_batch_error():
 
 
 @check
+def batchnorm_under_ddp_uses_the_global_batch():
+    torch.manual_seed(0)
+    ref = nn.SyncBatchNorm.convert_sync_batchnorm(
+        nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4)))
+    ddp = DistributedDataParallel(copy.deepcopy(ref))
+    data = batches(3)
+    # SGD: the first Linear's bias has a zero gradient (the norm removes the mean), and Adam
+    # would turn the float noise in it into full-size steps of either sign
+    l1, _ = train(ref, list(ref.parameters()), data, opt_cls=torch.optim.SGD)
+    l8, _ = train(ddp, list(ddp.parameters()), data, opt_cls=torch.optim.SGD)
+    np.testing.assert_allclose(l8, l1, rtol=1e-5)
+    for a, b in zip(ddp.module.state_dict().values(), ref.state_dict().values()):
+        close(a, b)
+
+
+@check
 def data_parallel_over_local_devices():
     ref = net()
     dp = DataParallel(copy.deepcopy(ref))
