@@ -101,7 +101,7 @@ for expr in ("torch.foo", "torch.nn.functional.foo", "torch.fx"):
         eval(expr)
     except AttributeError as e:
         print("AttributeError", e)
-for name in ("torch.fx", "torch._C", "torch.distributed.fsdp"):
+for name in ("torch.fx", "torch._C", "torch.distributed.rpc"):
     try:
         __import__(name)
     except ModuleNotFoundError as e:
@@ -153,7 +153,7 @@ def test_install_as_torch_aliases_modules_and_names_what_is_missing(runs):
     assert "AttributeError torch.fx is not supported by torchjax" in out
     assert "ModuleNotFoundError torch.fx is not supported by torchjax" in out
     assert "ModuleNotFoundError torch._C is not supported by torchjax" in out
-    assert "ModuleNotFoundError torch.distributed.fsdp is not supported by torchjax" in out
+    assert "ModuleNotFoundError torch.distributed.rpc is not supported by torchjax" in out
     assert out.strip().endswith("real []")
 
 
@@ -280,8 +280,9 @@ def test_amp_disabled_is_a_no_op_and_enabled_raises():
 
 # ---------------------------------------------------------------- distributed, parallel
 
-def test_distributed_matches_pytorch_without_a_process_group():
-    assert distributed.is_available() is False and distributed.is_initialized() is False
+def test_distributed_matches_pytorch_without_a_process_group(monkeypatch):
+    assert distributed.is_available() is torch.distributed.is_available() is True
+    assert distributed.is_initialized() is False
     assert torch.distributed.is_initialized() is False
     for name in ("get_rank", "get_world_size", "barrier"):
         with pytest.raises(ValueError):
@@ -290,12 +291,46 @@ def test_distributed_matches_pytorch_without_a_process_group():
             getattr(distributed, name)()
     with pytest.raises(ValueError, match="process group"):
         distributed.all_reduce(torchjax.ones(2))
-    with pytest.raises(NotImplementedError, match="init_process_group is not supported"):
+    # env:// without torchrun's variables: PyTorch's error names the missing one
+    for var in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ValueError, match="environment variable WORLD_SIZE expected"):
         distributed.init_process_group("gloo")
+    with pytest.raises(ValueError, match="environment variable"):
+        torch.distributed.init_process_group("gloo")
+    assert distributed.is_initialized() is False
     assert distributed.ReduceOp.SUM.name == "SUM" and distributed.Backend("GLOO") == "gloo"
 
 
-def test_data_parallel_wraps_one_device_and_ddp_raises():
+def test_distributed_process_group_of_one(monkeypatch):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    distributed.init_process_group("gloo")
+    try:
+        assert distributed.is_initialized() and distributed.get_rank() == 0
+        assert distributed.get_world_size() == 1 and distributed.get_backend() == "gloo"
+        t = torchjax.tensor([1.0, 2.0])
+        distributed.all_reduce(t, op=distributed.ReduceOp.MAX)
+        assert t.tolist() == [1.0, 2.0]
+        out = [torchjax.zeros(2)]
+        distributed.all_gather(out, t)
+        assert out[0].tolist() == [1.0, 2.0]
+        with pytest.raises(ValueError, match="twice"):
+            distributed.init_process_group("gloo")
+        # a group of one traces: collectives work inside a compiled step
+
+        @torchjax.compile(fullgraph=True)
+        def step(x):
+            y = x * 2
+            distributed.all_reduce(y, op=distributed.ReduceOp.AVG)
+            return y
+        assert step(t).tolist() == [2.0, 4.0]
+    finally:
+        distributed.destroy_process_group()
+    assert not distributed.is_initialized()
+
+
+def test_data_parallel_wraps_one_device_and_ddp_replicates():
     from torchjax.nn.parallel import DataParallel, DistributedDataParallel, data_parallel
     inner = tnn.Linear(3, 2)
     dp = DataParallel(inner)
@@ -305,8 +340,11 @@ def test_data_parallel_wraps_one_device_and_ddp_raises():
     assert list(torch.nn.DataParallel(torch.nn.Linear(3, 2)).state_dict()) == list(
         dp.state_dict())
     assert torchjax.equal(data_parallel(inner, x), inner(x))
-    with pytest.raises(NotImplementedError, match="multi-process data parallel"):
-        DistributedDataParallel(inner)
+    # one device here: DDP's mesh is that device (8-device checks: tests/distributed)
+    ddp = DistributedDataParallel(tnn.Linear(3, 2))
+    assert ddp.device_mesh.size() == 1 and ddp(x).shape == (4, 2)
+    with pytest.raises(NotImplementedError, match="register_comm_hook is not supported"):
+        ddp.register_comm_hook(None, None)
 
 
 # ---------------------------------------------------------------- multiprocessing

@@ -161,14 +161,30 @@ def test_distributed_sampler():
     t, j = both(f)
     assert t == j
     same_error(lambda lib: lib.utils.data.DistributedSampler(range(4), 2, 2))
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
-        torchjax.utils.data.DistributedSampler(range(4))
+    # without a process group both raise PyTorch's ValueError
+    same_error(lambda lib: lib.utils.data.DistributedSampler(range(4)))
     parts = [torchjax.utils.data.DistributedSampler(range(10), 2, r, seed=1) for r in range(2)]
     first = [list(p) for p in parts]
     assert sorted(first[0] + first[1]) == list(range(10))
     for p in parts:
         p.set_epoch(1)
     assert [list(p) for p in parts] != first
+
+
+@pytest.mark.parametrize("n,replicas,seed,epoch,drop_last", [
+    (10, 3, 0, 0, False), (10, 3, 1, 2, True), (101, 8, 42, 5, False), (1000, 7, 3, 1, True),
+    (5, 8, 0, 0, False)])
+def test_distributed_sampler_shuffles_as_pytorch(n, replicas, seed, epoch, drop_last):
+    def f(lib):
+        out = []
+        for r in range(replicas):
+            s = lib.utils.data.DistributedSampler(range(n), replicas, r, seed=seed,
+                                                  drop_last=drop_last)
+            s.set_epoch(epoch)
+            out.append((list(s), len(s)))
+        return out
+    t, j = both(f)
+    assert t == j
 
 
 def test_dataset_base_classes():

@@ -1,10 +1,10 @@
-"""Normalization layers: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm,
+"""Normalization layers: BatchNorm1d/2d/3d, SyncBatchNorm, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm,
 LocalResponseNorm and RMSNorm, with PyTorch's parameters, buffers, errors and repr."""
 
 from __future__ import annotations
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 import numbers
 import warnings
@@ -125,6 +125,52 @@ class BatchNorm3d(_BatchNorm):
     """Batch normalisation of (N, C, D, H, W) input."""
 
     _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation with statistics over the whole global batch.
+
+    Under DistributedDataParallel or fully_shard on a mesh, the batch a module sees is the
+    global batch (sharded over the devices), so plain batch statistics already are the
+    synchronised ones: XLA reduces them across the devices."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group=None,
+                 device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        import jax
+        if self.training and jax.process_count() > 1:
+            raise NotImplementedError(
+                "SyncBatchNorm with one replica per process is not supported by torchjax: its "
+                "statistics would need an all-reduce inside the forward pass; train on a mesh "
+                "that spans the processes' devices instead")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every BatchNorm*d replaced by a SyncBatchNorm holding the same
+        parameters and running statistics (the module itself when it is one)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group)
+            if module.affine:
+                out.weight = module.weight
+                out.bias = module.bias
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                setattr(out, name, getattr(module, name))
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
 
 
 class _InstanceNorm(_NormBase):

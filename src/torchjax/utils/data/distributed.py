@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from ... import _creation, _random
+from ._cpu_randperm import cpu_randperm
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -18,9 +18,12 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            # PyTorch reads them from the process group; torchjax has no torch.distributed
-            # yet, so this is PyTorch's error for a build without one
-            raise RuntimeError("Requires distributed package to be available")
+            # from the default process group, as PyTorch's (ValueError when there is none)
+            from ... import distributed
+            if num_replicas is None:
+                num_replicas = distributed.get_world_size()
+            if rank is None:
+                rank = distributed.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")
@@ -41,8 +44,8 @@ class DistributedSampler(Sampler):
     def __iter__(self) -> Iterator:
         n = len(self.dataset)
         if self.shuffle:
-            g = _random.Generator().manual_seed(self.seed + self.epoch)
-            indices = _creation.randperm(n, generator=g).tolist()
+            # PyTorch's randperm from torch.Generator().manual_seed(seed + epoch), exactly
+            indices = cpu_randperm(n, self.seed + self.epoch)
         else:
             indices = list(range(n))
         if self.drop_last:

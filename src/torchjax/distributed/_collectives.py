@@ -1,0 +1,309 @@
+"""The collectives of torch.distributed, each one jitted program over the group's processes.
+
+Each process's tensor becomes its row of a global (group size, *shape) array sharded over a
+mesh of one device per process; a jitted reduction or gather whose output is replicated makes
+XLA emit the collective (an all-reduce, an all-gather) across the processes; each process
+then reads its own copy and writes it into the tensor in place, as PyTorch's collectives do.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import pickle
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+from .._autograd import grad_mode
+from .._tensor import Tensor
+from ._process_group import MeshGroup, _group
+
+__all__ = ["ReduceOp", "all_reduce", "all_gather", "all_gather_into_tensor",
+           "reduce_scatter_tensor", "reduce_scatter", "broadcast", "reduce", "gather", "scatter",
+           "all_to_all_single", "all_to_all", "all_gather_object", "broadcast_object_list",
+           "send", "recv", "isend", "irecv", "Work"]
+
+
+class ReduceOp(enum.Enum):
+    """The reductions a collective can apply."""
+
+    SUM = "sum"
+    AVG = "avg"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+    BAND = "band"
+    BOR = "bor"
+    BXOR = "bxor"
+    PREMUL_SUM = "premul_sum"
+
+
+_REDUCE = {
+    ReduceOp.SUM: lambda a: jnp.sum(a, axis=0, dtype=a.dtype),
+    ReduceOp.AVG: lambda a: (jnp.mean(a, axis=0) if jnp.issubdtype(a.dtype, jnp.inexact)
+                             else jnp.sum(a, axis=0, dtype=a.dtype) // a.shape[0]).astype(a.dtype),
+    ReduceOp.PRODUCT: lambda a: jnp.prod(a, axis=0, dtype=a.dtype),
+    ReduceOp.MIN: lambda a: jnp.min(a, axis=0),
+    ReduceOp.MAX: lambda a: jnp.max(a, axis=0),
+    ReduceOp.BAND: lambda a: functools.reduce(jnp.bitwise_and, list(a)),
+    ReduceOp.BOR: lambda a: functools.reduce(jnp.bitwise_or, list(a)),
+    ReduceOp.BXOR: lambda a: functools.reduce(jnp.bitwise_xor, list(a)),
+}
+
+
+class Work:
+    """What async_op=True returns: the collective has already run."""
+
+    def wait(self, timeout=None) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
+
+
+def _done(async_op):
+    return Work() if async_op else None
+
+
+def _process_group(g):
+    g = _group(g)
+    if isinstance(g, MeshGroup):
+        raise NotImplementedError(
+            "collectives on a DeviceMesh dimension's group are not supported by torchjax: one "
+            "JAX process drives every device of the mesh; lay tensors out with DTensor "
+            "placements (XLA inserts the collectives) or use a process group")
+    return g
+
+
+def _reduce_fn(op):
+    if op not in _REDUCE:
+        raise NotImplementedError(f"ReduceOp.{op.name} is not supported by torchjax")
+    return _REDUCE[op]
+
+
+@functools.cache
+def _program(kind: str, op, g):
+    """A jitted collective over the group's mesh, replicated output (XLA's collective)."""
+    mesh = g.mesh()
+    out = NamedSharding(mesh, PartitionSpec())
+    if kind == "reduce":
+        fn = _reduce_fn(op)
+    else:  # gather: the stacked rows, everywhere
+        def fn(a):
+            return a
+    return jax.jit(fn, out_shardings=out)
+
+
+def _run(kind, op, tensor: Tensor, g):
+    """This process's copy of the collective's result over the group's rows."""
+    arr = tensor._data
+    if g.size() == 1:
+        # a group of one needs no other process: plain array code, which also traces (so
+        # these run inside torchjax.compile for a single-process job)
+        rows = jnp.asarray(arr)[None]
+        return _reduce_fn(op)(rows) if kind == "reduce" else rows
+    if isinstance(arr, jax.core.Tracer):
+        raise NotImplementedError(
+            "torch.distributed collectives across processes inside torchjax.compile are not "
+            "supported by torchjax yet: call them outside the compiled step")
+    mesh = g.mesh()
+    mine = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
+    arr = jnp.asarray(tensor._data)
+    row = jax.device_put(arr[None], mine[0])
+    stacked = jax.make_array_from_single_device_arrays(
+        (g.size(),) + arr.shape, NamedSharding(mesh, PartitionSpec("ranks")), [row])
+    out = _program(kind, op, _GroupKey(g))(stacked)
+    return out.addressable_data(0)
+
+
+class _GroupKey:
+    """A group as a cache key (by its ranks), carrying the group to build the mesh."""
+
+    def __init__(self, g):
+        self.g = g
+        self.key = tuple(g.ranks)
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return isinstance(other, _GroupKey) and other.key == self.key
+
+    def mesh(self):
+        return self.g.mesh()
+
+    def size(self):
+        return self.g.size()
+
+
+def _write(t: Tensor, value) -> None:
+    if not isinstance(value, jax.core.Tracer) and not isinstance(t._data, jax.core.Tracer):
+        value = jax.device_put(value, next(iter(t._data.devices())))
+    with grad_mode.no_grad():
+        t.copy_(Tensor._wrap(value))
+
+
+def _member(g) -> bool:
+    return g.rank() >= 0
+
+
+def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """tensor <- the reduction of every process's tensor, in place."""
+    g = _process_group(group)
+    if _member(g):
+        _write(tensor, _run("reduce", op, tensor, g))
+    return _done(async_op)
+
+
+def reduce(tensor: Tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = False,
+           group_dst=None):
+    """Like all_reduce, but only rank dst keeps the result (the others' tensors are left)."""
+    g = _process_group(group)
+    if _member(g):
+        value = _run("reduce", op, tensor, g)
+        if jax.process_index() == (dst if group_dst is None else g.ranks[group_dst]):
+            _write(tensor, value)
+    return _done(async_op)
+
+
+def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
+    """tensor_list[r] <- rank r's tensor, in place."""
+    g = _process_group(group)
+    if len(tensor_list) != g.size():
+        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a group of "
+                         f"{g.size()}")
+    if _member(g):
+        rows = _run("gather", None, tensor, g)
+        for r, t in enumerate(tensor_list):
+            _write(t, rows[r])
+    return _done(async_op)
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=None,
+                           async_op: bool = False):
+    """output_tensor <- every rank's input, concatenated on dim 0 (or stacked)."""
+    g = _process_group(group)
+    if _member(g):
+        rows = _run("gather", None, input_tensor, g)
+        _write(output_tensor, rows.reshape(tuple(output_tensor.shape)))
+    return _done(async_op)
+
+
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=None,
+                          async_op: bool = False):
+    """output <- this rank's dim-0 chunk of the reduction of every rank's input."""
+    g = _process_group(group)
+    if _member(g):
+        total = _run("reduce", op, input, g)
+        k = total.shape[0] // g.size()
+        r = g.rank()
+        _write(output, total[r * k:(r + 1) * k].reshape(tuple(output.shape)))
+    return _done(async_op)
+
+
+def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None,
+                   async_op: bool = False):
+    """output <- the reduction over ranks of their input_list[this rank]."""
+    import torchjax
+    g = _process_group(group)
+    if _member(g):
+        total = _run("reduce", op, torchjax.stack(list(input_list)), g)
+        _write(output, total[g.rank()])
+    return _done(async_op)
+
+
+def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False, group_src=None):
+    """tensor <- rank src's tensor, in place on every rank."""
+    g = _process_group(group)
+    if _member(g):
+        rows = _run("gather", None, tensor, g)
+        _write(tensor, rows[g.ranks.index(src) if group_src is None else group_src])
+    return _done(async_op)
+
+
+def gather(tensor: Tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = False,
+           group_dst=None):
+    g = _process_group(group)
+    if _member(g):
+        rows = _run("gather", None, tensor, g)
+        if jax.process_index() == (dst if group_dst is None else g.ranks[group_dst]):
+            for r, t in enumerate(gather_list):
+                _write(t, rows[r])
+    return _done(async_op)
+
+
+def scatter(tensor: Tensor, scatter_list=None, src: int = 0, group=None, async_op: bool = False,
+            group_src=None):
+    import torchjax
+    g = _process_group(group)
+    source = src if group_src is None else g.ranks[group_src]
+    if _member(g):
+        mine = torchjax.stack(list(scatter_list)) if jax.process_index() == source else \
+            torchjax.zeros((g.size(),) + tuple(tensor.shape), dtype=tensor.dtype)
+        rows = _run("gather", None, mine, g)
+        _write(tensor, rows[g.ranks.index(source)][g.rank()])
+    return _done(async_op)
+
+
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
+                      input_split_sizes=None, group=None, async_op: bool = False):
+    """output's chunk r <- rank r's input chunk for this rank (equal splits on dim 0)."""
+    if output_split_sizes is not None or input_split_sizes is not None:
+        raise NotImplementedError("all_to_all_single with split sizes is not supported by "
+                                  "torchjax: JAX needs equal splits")
+    g = _process_group(group)
+    if _member(g):
+        rows = _run("gather", None, input, g)
+        n, r = g.size(), g.rank()
+        k = rows.shape[1] // n
+        _write(output, rows[:, r * k:(r + 1) * k].reshape(tuple(output.shape)))
+    return _done(async_op)
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):
+    import torchjax
+    g = _process_group(group)
+    if _member(g):
+        rows = _run("gather", None, torchjax.stack(list(input_tensor_list)), g)
+        for r, t in enumerate(output_tensor_list):
+            _write(t, rows[r, g.rank()])
+    return _done(async_op)
+
+
+def _object_rows(obj, g):
+    import torchjax
+    data = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
+    n = torchjax.tensor([len(data)])
+    sizes = _run("gather", None, n, g)
+    longest = int(np.max(np.asarray(sizes)))
+    padded = np.zeros(longest, np.uint8)
+    padded[:len(data)] = data
+    rows = np.asarray(_run("gather", None, torchjax.from_numpy(padded), g))
+    return [pickle.loads(rows[r, :int(sizes[r, 0])].tobytes()) for r in range(g.size())]
+
+
+def all_gather_object(object_list: list, obj, group=None) -> None:
+    """object_list[r] <- rank r's picklable obj."""
+    g = _process_group(group)
+    if _member(g):
+        object_list[:] = _object_rows(obj, g)
+
+
+def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None,
+                          group_src=None) -> None:
+    g = _process_group(group)
+    if _member(g):
+        rows = _object_rows(list(object_list), g)
+        object_list[:] = rows[g.ranks.index(src) if group_src is None else group_src]
+
+
+def _no_p2p(*args, **kwargs):
+    raise NotImplementedError(
+        "torch.distributed send/recv are not supported by torchjax: JAX moves data between "
+        "processes only inside a program all of them run; use broadcast or all_gather")
+
+
+send = recv = isend = irecv = _no_p2p

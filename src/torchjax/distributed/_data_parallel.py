@@ -1,0 +1,219 @@
+"""Data parallelism on a mesh: parameters replicated, the batch sharded on its batch dim.
+
+PyTorch's DDP runs a replica per process and all-reduces gradients after backward. Here one
+program runs on every device of the mesh: each parameter's array is replicated over the mesh
+(a NamedSharding with an empty spec), each input is sharded on `dim` over all of the mesh's
+dimensions, and XLA's partitioner turns the batch reduction in the loss and the parameter
+gradients into per-device work plus an all-reduce. The gradients are therefore those of the
+global batch (for a mean loss: PyTorch DDP's average of the replicas' gradients), already
+identical on every device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import jax
+from jax.sharding import NamedSharding, PartitionSpec
+
+from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ._reshard import reshard, reshard_
+
+
+def default_mesh():
+    """A 1-d DeviceMesh over every device (of every process) of the default backend."""
+    from .tensor._dtensor import _default_mesh
+    return _default_mesh()
+
+
+def replicate_module(module: Module, jax_mesh) -> None:
+    """Every parameter and buffer of `module`, replicated over the mesh, in place; parameters
+    already laid out (by parallelize_module: tensor parallel inside data parallel) keep it."""
+    rep = NamedSharding(jax_mesh, PartitionSpec())
+    for t in list(module.parameters()) + list(module.buffers()):
+        if getattr(t, "_sharding", None) is None:
+            reshard_(t, rep)
+
+
+def batch_sharding(mesh, ndim: int, dim: int):
+    """Dim `dim` split over all of the DeviceMesh's dimensions (the others of its JAX mesh,
+    when it is a slice of a bigger mesh, replicate)."""
+    spec = [None] * ndim
+    spec[dim] = tuple(mesh._dims)
+    return NamedSharding(mesh.jax_mesh, PartitionSpec(*spec))
+
+
+def shard_batch(obj, mesh, dim: int, what: str):
+    """Tensors in obj (also inside lists, tuples and dicts) sharded on `dim` over the
+    DeviceMesh."""
+    if isinstance(obj, Tensor):
+        if obj.ndim <= dim:
+            return obj
+        n = mesh.size()
+        if obj.shape[dim] % n:
+            raise ValueError(
+                f"{what}: a batch of {obj.shape[dim]} (dim {dim} of an input of shape "
+                f"{tuple(obj.shape)}) does not split evenly over {n} devices; use a global "
+                f"batch size divisible by {n} (DataLoader(..., drop_last=True))")
+        if jax.process_count() > 1 and not isinstance(obj._data, jax.core.Tracer):
+            raise NotImplementedError(
+                f"{what} on a mesh that spans processes is not supported by torchjax yet: "
+                "each process holds only its batch; use DistributedDataParallel(model) without "
+                "a device_mesh (one replica per process), or DTensor.from_local for the batch")
+        return reshard(obj, batch_sharding(mesh, obj.ndim, dim))
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(shard_batch(o, mesh, dim, what) for o in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(shard_batch(o, mesh, dim, what) for o in obj)
+    if isinstance(obj, dict):
+        return {k: shard_batch(v, mesh, dim, what) for k, v in obj.items()}
+    return obj
+
+
+class DistributedDataParallel(Module):
+    """Trains `module` data-parallel over a DeviceMesh (default: every device).
+
+    Example::
+
+        model = DistributedDataParallel(Net())      # parameters replicated on all devices
+        loss = F.cross_entropy(model(x), y)         # x: the global batch, split on dim 0
+        loss.backward()                             # gradients of the global batch
+    """
+
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
+                 broadcast_buffers: bool = True, process_group=None, bucket_cap_mb=None,
+                 find_unused_parameters: bool = False, check_reduction: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 delay_all_reduce_named_params=None, param_to_hook_all_reduce=None,
+                 mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False,
+                 init_sync: bool = True):
+        super().__init__()
+        if mixed_precision is not None:
+            raise NotImplementedError("DistributedDataParallel(mixed_precision=) is not "
+                                      "supported by torchjax")
+        if process_group is not None and device_mesh is not None:
+            raise RuntimeError("Cannot specify both process_group and device_mesh arguments.")
+        self.module = module
+        self.dim = dim
+        self.device_ids = device_ids
+        self.output_device = output_device
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        # several processes and no mesh: PyTorch's own scheme, a replica per process
+        self._across_processes = (device_mesh is None and process_group is None and
+                                  jax.process_count() > 1)
+        if self._across_processes:
+            self._init_across_processes(module)
+            return
+        mesh = device_mesh if device_mesh is not None else default_mesh()
+        self.device_mesh = mesh
+        replicate_module(module, mesh.jax_mesh)
+
+    def _init_across_processes(self, module):
+        """One replica per process, as PyTorch's DDP: parameters broadcast from rank 0, each
+        gradient averaged over the processes when it is accumulated (an all-reduce that JAX
+        runs across the processes, _collectives.py). Each process keeps its own batch."""
+        from ._collectives import ReduceOp, all_reduce, broadcast
+        self.device_mesh = None
+        for t in list(module.parameters()) + list(module.buffers()):
+            broadcast(t, src=0)
+
+        def average(p):
+            if self.require_backward_grad_sync and p.grad is not None:
+                all_reduce(p.grad, op=ReduceOp.AVG)
+        for p in module.parameters():
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(average)
+
+    def forward(self, *inputs, **kwargs):
+        if self._across_processes:
+            return self.module(*inputs, **kwargs)
+        mesh = self.device_mesh
+        inputs = shard_batch(inputs, mesh, self.dim, "DistributedDataParallel")
+        kwargs = shard_batch(kwargs, mesh, self.dim, "DistributedDataParallel")
+        return self.module(*inputs, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Gradients accumulate across the backward passes inside it, as PyTorch's.
+
+        There is no separate all-reduce to skip: XLA reduces inside each backward, so the
+        accumulated gradients equal those PyTorch has after its next synchronised backward."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def join(self, *args, **kwargs):
+        """Uneven inputs across ranks cannot happen in one program: a no-op context."""
+        return contextlib.nullcontext()
+
+    def register_comm_hook(self, state, hook):
+        raise NotImplementedError("DistributedDataParallel.register_comm_hook is not supported "
+                                  "by torchjax: XLA inserts and schedules the all-reduce")
+
+    def _set_static_graph(self):
+        self.static_graph = True
+
+
+class DataParallel(Module):
+    """Splits each batch over this process's devices (device_ids: indices into them); on one
+    device the module is called as it is."""
+
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0):
+        super().__init__()
+        from .device_mesh import DeviceMesh, _devices
+        self.module = module
+        self.dim = dim
+        local = [i for i, d in enumerate(_devices(_kind())) if d.process_index ==
+                 jax.process_index()]
+        if device_ids is not None:
+            bad = [d for d in device_ids if not 0 <= _index(d) < len(local)]
+            if bad:
+                raise ValueError(f"DataParallel: device_ids {bad} are not devices of this "
+                                 f"process (it has {len(local)} {_kind()} devices)")
+        ids = local if device_ids is None else [local[_index(d)] for d in device_ids]
+        self.device_ids = list(range(len(ids))) if device_ids is None else list(device_ids)
+        self.output_device = output_device if output_device is not None else (
+            self.device_ids[0] if self.device_ids else None)
+        self.device_mesh = DeviceMesh(_kind(), ids, mesh_dim_names=("dp",)) \
+            if len(ids) > 1 else None
+        if self.device_mesh is not None:
+            replicate_module(module, self.device_mesh.jax_mesh)
+
+    def forward(self, *inputs, **kwargs):
+        if self.device_mesh is None:
+            return self.module(*inputs, **kwargs)
+        mesh = self.device_mesh
+        inputs = shard_batch(inputs, mesh, self.dim, "DataParallel")
+        kwargs = shard_batch(kwargs, mesh, self.dim, "DataParallel")
+        return self.module(*inputs, **kwargs)
+
+
+def _kind() -> str:
+    return {"cpu": "cpu", "gpu": "cuda"}.get(jax.default_backend(), "tpu")
+
+
+def _index(d) -> int:
+    """A device id as DataParallel accepts them: an int, "cuda:1", or a torch.device."""
+    if isinstance(d, int):
+        return d
+    index = getattr(d, "index", None)
+    if index is None and isinstance(d, str):
+        index = int(d.split(":")[1]) if ":" in d else 0
+    return int(index or 0)
+
+
+def data_parallel(module: Module, inputs, device_ids=None, output_device=None, dim: int = 0,
+                  module_kwargs=None):
+    """DataParallel(module, device_ids)(*inputs, **module_kwargs) for one call."""
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,)
+    return DataParallel(module, device_ids, output_device, dim)(*inputs,
+                                                               **(module_kwargs or {}))

@@ -1,0 +1,50 @@
+"""Moving a tensor's array onto a sharding: the one primitive every wrapper here is built on.
+
+XLA's partitioner does the rest: an op whose inputs are sharded runs sharded, with the
+collectives it needs inserted by XLA. A reshard is differentiable (its backward is JAX's
+transpose of a sharding constraint) and traceable (inside torchjax.compile it is a
+`with_sharding_constraint` in the step's program).
+"""
+
+from __future__ import annotations
+
+import jax
+
+from .._tensor import Tensor
+from ..interop import from_jax
+
+
+@from_jax(name="Reshard")
+def _constrain(x, sharding):
+    return jax.lax.with_sharding_constraint(x, sharding)
+
+
+def place_array(arr, sharding):
+    """arr on `sharding`: a device_put eagerly, a sharding constraint while traced."""
+    if isinstance(arr, jax.core.Tracer):
+        return jax.lax.with_sharding_constraint(arr, sharding)
+    if getattr(arr, "sharding", None) == sharding:
+        return arr
+    return jax.device_put(arr, sharding)
+
+
+def reshard(t: Tensor, sharding) -> Tensor:
+    """t's value on `sharding`, as a new Tensor (recorded on the tape when t requires grad)."""
+    if t._requires_grad:
+        return _constrain(t, sharding)
+    return Tensor._wrap(place_array(t._data, sharding))
+
+
+def reshard_(t: Tensor, sharding) -> None:
+    """Moves t (a parameter or buffer) onto `sharding` in place: same object, same value."""
+    t._data = place_array(t._data, sharding)
+    if t._grad is not None:
+        t._grad._data = place_array(t._grad._data, sharding)
+
+
+def check_divisible(shape, dim: int, parts: int, what: str) -> None:
+    if shape[dim] % parts:
+        raise ValueError(
+            f"{what}: dim {dim} of a tensor of shape {tuple(shape)} does not split evenly over "
+            f"{parts} devices (JAX's shardings are even; PyTorch would pad the last shard); "
+            f"use a size divisible by {parts} or Replicate()")

@@ -1,0 +1,168 @@
+"""fully_shard (FSDP2): parameters, gradients and optimizer state sharded on dim 0.
+
+PyTorch's FSDP keeps 1/n of each parameter per rank, all-gathers it before a layer runs and
+reduce-scatters its gradient after. Here each parameter's array is sharded on dim 0 over the
+mesh (a NamedSharding), the batch is sharded on dim 0 too (FSDP is data parallel), and XLA's
+partitioner gathers a weight where an op needs it whole; each gradient is constrained to its
+parameter's sharding when it is accumulated (XLA makes that a reduce-scatter), and optimizer
+state made "like" a parameter takes its sharding, so it is 1/n per device as well.
+"""
+
+from __future__ import annotations
+
+from jax.sharding import NamedSharding, PartitionSpec
+
+from ...nn.modules.module import Module
+from .._data_parallel import default_mesh, shard_batch
+from .._reshard import place_array
+from ..tensor._dtensor import DTensor, lay_out_parameter
+from ..tensor._placements import Replicate, Shard
+
+__all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
+           "CPUOffloadPolicy"]
+
+
+class MixedPrecisionPolicy:
+    """Accepted for PyTorch scripts; only the default (no casts) is supported."""
+
+    def __init__(self, param_dtype=None, reduce_dtype=None, output_dtype=None,
+                 cast_forward_inputs: bool = True):
+        if param_dtype is not None or reduce_dtype is not None or output_dtype is not None:
+            raise NotImplementedError("fully_shard(mp_policy=MixedPrecisionPolicy(...dtype...)) "
+                                      "is not supported by torchjax yet")
+
+
+class OffloadPolicy:
+    """No offloading (the default)."""
+
+
+class CPUOffloadPolicy(OffloadPolicy):
+    def __init__(self, pin_memory: bool = True):
+        raise NotImplementedError("fully_shard(offload_policy=CPUOffloadPolicy()) is not "
+                                  "supported by torchjax")
+
+
+class _Depth:
+    calls = 0  # FSDP modules being called: only the outermost shards the inputs
+
+
+_DEPTH = _Depth()
+_CLASSES: dict = {}
+
+
+class FSDPModule:
+    """The class fully_shard mixes into a module (FSDP<Name>, as PyTorch's)."""
+
+    def __call__(self, *args, **kwargs):
+        if _DEPTH.calls == 0:
+            mesh = self._fsdp_mesh
+            args = shard_batch(args, mesh, 0, "fully_shard")
+            kwargs = shard_batch(kwargs, mesh, 0, "fully_shard")
+        _DEPTH.calls += 1
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            _DEPTH.calls -= 1
+
+    # XLA gathers and frees the shards inside each program: these are PyTorch's controls
+    # over when FSDP does that itself, and have nothing to do here
+    def reshard(self) -> None:
+        pass
+
+    def unshard(self, async_op: bool = False):
+        return None
+
+    def set_requires_gradient_sync(self, requires_gradient_sync: bool, *, recurse=True):
+        pass
+
+    def set_reshard_after_forward(self, reshard_after_forward: bool, recurse=True):
+        pass
+
+    def set_reshard_after_backward(self, reshard_after_backward: bool, *, recurse=True):
+        pass
+
+    def set_is_last_backward(self, is_last_backward: bool):
+        pass
+
+    def set_modules_to_forward_prefetch(self, modules):
+        pass
+
+    def set_modules_to_backward_prefetch(self, modules):
+        pass
+
+
+def _fsdp_class(cls):
+    if issubclass(cls, FSDPModule):
+        return cls
+    if cls not in _CLASSES:
+        _CLASSES[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
+    return _CLASSES[cls]
+
+
+def _param_layout(p, mesh):
+    """Shard(0) over the mesh's last dimension (the first replicates: HSDP on a 2-d mesh);
+    Replicate when dim 0 does not split evenly (JAX's shardings are even)."""
+    shard_dim = mesh._dims[-1]
+    n = mesh.jax_mesh.shape[shard_dim]
+    if p.ndim == 0 or p.shape[0] % n:
+        return (Replicate(),) * mesh.ndim, PartitionSpec()
+    placements = (Replicate(),) * (mesh.ndim - 1) + (Shard(0),)
+    return placements, PartitionSpec(shard_dim)
+
+
+def _shard_grad(p):
+    if p._grad is not None:
+        p._grad._data = place_array(p._grad._data, p._sharding)
+
+
+def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placement_fn=None,
+                mp_policy=None, offload_policy=None, ignored_params=None):
+    """Shards `module`'s parameters on dim 0 over `mesh` (default: every device), in place,
+    and returns the module, now also an FSDPModule.
+
+    Example::
+
+        for layer in model.layers:
+            fully_shard(layer)
+        fully_shard(model)
+        opt = torch.optim.AdamW(model.parameters())   # state sharded like the parameters
+    """
+    if isinstance(module, (list, tuple)):
+        for m in module:
+            fully_shard(m, mesh=mesh, reshard_after_forward=reshard_after_forward,
+                        mp_policy=mp_policy, offload_policy=offload_policy,
+                        ignored_params=ignored_params)
+        return module
+    if not isinstance(module, Module):
+        raise TypeError(f"fully_shard expects an nn.Module, got {type(module).__name__}")
+    if shard_placement_fn is not None:
+        raise NotImplementedError("fully_shard(shard_placement_fn=) is not supported by "
+                                  "torchjax: parameters shard on dim 0")
+    if offload_policy is not None and type(offload_policy) is not OffloadPolicy:
+        raise NotImplementedError("fully_shard(offload_policy=) is not supported by torchjax")
+    mesh = mesh if mesh is not None else default_mesh()
+    if mesh.ndim > 2:
+        raise ValueError(f"fully_shard expects a 1-d mesh (FSDP) or a 2-d mesh (HSDP), got a "
+                         f"{mesh.ndim}-d mesh")
+    ignored = set(map(id, ignored_params or ()))
+    for p in module.parameters():
+        if id(p) in ignored or isinstance(p, DTensor):
+            continue  # an inner fully_shard already laid it out
+        placements, spec = _param_layout(p, mesh)
+        sharding = NamedSharding(mesh.jax_mesh, spec)
+        lay_out_parameter(p, mesh, placements, sharding)
+        p.register_post_accumulate_grad_hook(_shard_grad)
+    for b in module.buffers():
+        b._data = place_array(b._data, NamedSharding(mesh.jax_mesh, PartitionSpec()))
+    module._fsdp_mesh = mesh
+    module.__class__ = _fsdp_class(type(module))
+    module.register_load_state_dict_post_hook(_reshard_after_load)
+    return module
+
+
+def _reshard_after_load(module, incompatible_keys):
+    """load_state_dict copies values in: put every parameter back on its sharding."""
+    for p in module.parameters():
+        sharding = getattr(p, "_sharding", None)
+        if sharding is not None:
+            p._data = place_array(p._data, sharding)

@@ -1,0 +1,10 @@
+"""torchjax.distributed.tensor: DTensor and its placements on JAX shardings."""
+
+from ..device_mesh import DeviceMesh, init_device_mesh
+from ._dtensor import DTensor, distribute_module, distribute_tensor
+from ._factories import empty, full, ones, rand, randn, zeros
+from ._placements import Partial, Placement, Replicate, Shard
+
+__all__ = ["DTensor", "DeviceMesh", "distribute_tensor", "distribute_module",
+           "init_device_mesh", "Shard", "Replicate", "Partial", "Placement", "ones", "empty",
+           "full", "rand", "randn", "zeros"]

@@ -1,0 +1,212 @@
+"""DTensor: a Tensor whose array is laid out over a DeviceMesh by a NamedSharding.
+
+In PyTorch each rank holds its local shard and DTensor's ops add the collectives. In JAX one
+program holds the global array, sharded over the devices, and XLA adds the collectives; so a
+DTensor here *is* its global value (its shape is the global shape, `numpy()` gathers it) and
+carries its mesh and placements. Ops on it run sharded: their results are Tensors whose
+arrays keep the sharding XLA propagated (`DTensor.from_sharded(t, mesh)` reads them back as
+DTensors).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..._autograd import grad_mode
+from ..._tensor import Tensor
+from ...interop import from_jax
+from ...nn.parameter import Parameter
+from .._reshard import reshard
+from ..device_mesh import DeviceMesh, init_device_mesh
+from ._placements import Partial, Replicate, Shard, normalize, placements_of, sharding_of
+
+__all__ = ["DTensor", "distribute_tensor", "distribute_module"]
+
+
+def _default_mesh():
+    # every device of the default backend, as PyTorch's default mesh is the world
+    backend = jax.default_backend()
+    kind = {"cpu": "cpu", "gpu": "cuda"}.get(backend, "tpu")
+    return init_device_mesh(kind, (len(jax.devices()),))
+
+
+def _as_dtensor(t: Tensor, mesh: DeviceMesh, placements) -> DTensor:
+    """t's value and autograd identity (grad_fn) as a DTensor."""
+    d = DTensor._wrap(t._data, t._requires_grad)
+    d._grad_fn = t._grad_fn
+    d._output_nr = t._output_nr
+    d._mesh = mesh
+    d._placements = tuple(placements)
+    return d
+
+
+class DTensor(Tensor):
+    """A tensor laid out over a DeviceMesh (its placements say how, dimension by dimension)."""
+
+    __slots__ = ()
+
+    @property
+    def device_mesh(self) -> DeviceMesh:
+        return self._mesh
+
+    @property
+    def placements(self) -> tuple:
+        return self._placements
+
+    def __repr__(self) -> str:
+        return (f"DTensor(local_tensor={self.to_local()!r}, device_mesh={self._mesh!r}, "
+                f"placements={self._placements})")
+
+    # -- construction from shards ---------------------------------------------------------
+
+    @staticmethod
+    def from_local(local_tensor: Tensor, device_mesh: DeviceMesh | None = None,
+                   placements=None, *, run_check: bool = False, shape=None,
+                   stride=None) -> DTensor:
+        """The DTensor whose shard on each device of this process is `local_tensor`.
+
+        Every rank of a PyTorch job passes its own local tensor; one JAX process drives all of
+        its devices, so its local tensor stands for each of them: Shard(d) stacks copies along
+        d, Partial("sum") adds them."""
+        mesh = device_mesh or _default_mesh()
+        placements = normalize(placements, mesh, local_tensor.ndim)
+        if shape is not None or stride is not None:
+            raise NotImplementedError("DTensor.from_local(shape=, stride=) is not supported by "
+                                      "torchjax: the global shape follows from the placements")
+        if jax.process_count() > 1:
+            return _from_process_local(local_tensor, mesh, placements)
+        sizes = [mesh.size(i) for i in range(mesh.ndim)]
+        glob = _from_local(local_tensor, tuple(placements), tuple(sizes))
+        sharding = sharding_of(mesh, placements, glob.shape)
+        return _as_dtensor(reshard(glob, sharding), mesh, placements)
+
+    @staticmethod
+    def from_sharded(t: Tensor, device_mesh: DeviceMesh) -> DTensor:
+        """A tensor whose array is sharded on device_mesh's JAX mesh (an op's result), seen as a
+        DTensor (torchjax only: PyTorch's ops return DTensors directly)."""
+        return _as_dtensor(t, device_mesh,
+                           placements_of(device_mesh, t._data.sharding, t.ndim))
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def to_local(self, *, grad_placements=None) -> Tensor:
+        """The shard this process's first device of the mesh holds (a rank's local tensor)."""
+        divisor = 1
+        for name, p in zip(self._mesh._dims, self._placements):
+            if isinstance(p, Partial) and p.reduce_op == "sum":
+                divisor *= self._mesh.jax_mesh.shape[name]
+        if jax.process_count() > 1:
+            # each process reads its own shard: a program would differ between processes
+            # (each slices its own index) and they would wait for each other forever
+            shard = self._data.addressable_shards[0].data
+            return Tensor._wrap(shard / divisor if divisor != 1 else shard)
+        return _take(self, _local_index(self), divisor)
+
+    def full_tensor(self, *, grad_placements=None) -> Tensor:
+        """The whole value, replicated on every device of the mesh."""
+        return reshard(self, sharding_of(self._mesh, (Replicate(),) * self._mesh.ndim,
+                                         self.shape))
+
+    def redistribute(self, device_mesh: DeviceMesh | None = None, placements=None, *,
+                     async_op: bool = False, forward_dtype=None, backward_dtype=None) -> DTensor:
+        """The same value laid out as `placements` (XLA moves the data)."""
+        mesh = device_mesh or self._mesh
+        if mesh.jax_mesh != self._mesh.jax_mesh:
+            raise NotImplementedError("DTensor.redistribute to another DeviceMesh is not "
+                                      "supported by torchjax; distribute_tensor(t.full_tensor())")
+        placements = normalize(placements, mesh, self.ndim)
+        for old, new in zip(self._placements, placements):
+            if isinstance(new, Partial) and not isinstance(old, (Partial, Replicate)):
+                raise RuntimeError(f"redistribute from {old} to {new} is not supported, as "
+                                   "in PyTorch")
+        return _as_dtensor(reshard(self, sharding_of(mesh, placements, self.shape)), mesh,
+                           placements)
+
+
+def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, placements=None,
+                      *, src_data_rank: int | None = 0) -> DTensor:
+    """`tensor` laid out over `device_mesh` as `placements` (default: replicated): a leaf
+    DTensor that requires grad when tensor does, as PyTorch's."""
+    mesh = device_mesh or _default_mesh()
+    if isinstance(tensor, DTensor):
+        raise ValueError("distribute_tensor: the input is already a DTensor; use redistribute")
+    placements = normalize(placements, mesh, tensor.ndim)
+    sharding = sharding_of(mesh, placements, tensor.shape)
+    with grad_mode.no_grad():
+        placed = reshard(tensor.detach(), sharding)
+    d = _as_dtensor(placed, mesh, placements)
+    d._requires_grad = tensor._requires_grad
+    return d
+
+
+def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_fn=None,
+                      input_fn=None, output_fn=None):
+    """Replicates every parameter and buffer over the mesh, or lays them out by
+    partition_fn(name, submodule, mesh); input_fn/output_fn become forward hooks."""
+    from ._module import distribute_module as impl
+    return impl(module, device_mesh or _default_mesh(), partition_fn, input_fn, output_fn)
+
+
+class DParameter(DTensor, Parameter):
+    """A parameter laid out over a mesh: both an nn.Parameter and a DTensor, as the
+    parameters PyTorch's fully_shard and parallelize_module make."""
+
+    __slots__ = ()
+
+
+def lay_out_parameter(p, mesh: DeviceMesh, placements, sharding) -> None:
+    """Moves parameter p onto `sharding` in place and makes it a DParameter (same object:
+    optimizers and modules that hold it keep working)."""
+    from .._reshard import place_array
+    p._data = place_array(p._data, sharding)
+    if p._grad is not None:
+        p._grad._data = place_array(p._grad._data, sharding)
+    p.__class__ = DParameter
+    p._mesh = mesh
+    p._placements = tuple(placements)
+    p._sharding = sharding
+
+
+# -- the pieces as JAX functions (each one recorded op with JAX's gradient) -------------------
+
+@from_jax(name="FromLocal")
+def _from_local(x, placements, sizes):
+    for p, n in zip(placements, sizes):
+        if isinstance(p, Shard):
+            x = jnp.concatenate([x] * n, axis=p.dim)
+        elif isinstance(p, Partial) and p.reduce_op == "sum":
+            x = x * n
+    return x
+
+
+@from_jax(name="ToLocal")
+def _take(x, index, divisor):
+    x = x[tuple(slice(*s) for s in index)]
+    return x / divisor if divisor != 1 else x
+
+
+def _local_index(dt: DTensor) -> tuple:
+    mesh = dt._mesh
+    coord = mesh.get_coordinate_full()
+    if coord is None:
+        raise RuntimeError("DTensor.to_local: this process holds no device of the mesh")
+    device = mesh.jax_mesh.devices[coord]
+    index = dt._data.sharding.devices_indices_map(tuple(dt.shape))[device]
+    return tuple((s.start, s.stop, s.step) for s in index)
+
+
+def _from_process_local(local: Tensor, mesh: DeviceMesh, placements) -> DTensor:
+    """from_local across processes: each process's array is its devices' shards."""
+    if any(isinstance(p, Partial) for p in placements):
+        raise NotImplementedError("DTensor.from_local with Partial placements across "
+                                  "processes is not supported by torchjax yet; all_reduce the "
+                                  "local tensors first")
+    shape = list(local.shape)
+    for name, p in zip(mesh._dims, placements):
+        if isinstance(p, Shard):
+            shape[p.dim] *= mesh.jax_mesh.shape[name]
+    sharding = sharding_of(mesh, placements, shape)
+    arrs = [jax.device_put(local._data, d) for d in sharding.addressable_devices]
+    glob = jax.make_array_from_single_device_arrays(tuple(shape), sharding, arrs)
+    return _as_dtensor(Tensor._wrap(glob), mesh, placements)

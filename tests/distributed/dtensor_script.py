@@ -1,0 +1,143 @@
+"""DeviceMesh and DTensor checks on 8 virtual CPU devices (run by test_dtensor.py)."""
+
+from tests.distributed._checks import check, run  # noqa: I001  (sets XLA_FLAGS first)
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import torchjax as torch
+from torchjax.distributed.device_mesh import DeviceMesh, init_device_mesh
+from torchjax.distributed.tensor import (DTensor, Partial, Replicate, Shard,
+                                         distribute_tensor)
+
+
+def shard_shapes(t):
+    return sorted({tuple(s.data.shape) for s in t._data.addressable_shards})
+
+
+@check
+def mesh_names_sizes_and_slices():
+    mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+    assert mesh.ndim == 2 and mesh.shape == (2, 4) and mesh.size() == 8
+    assert mesh.mesh_dim_names == ("dp", "tp")
+    assert mesh.size(1) == 4 and mesh.size("dp") == 2
+    tp = mesh["tp"]
+    assert tp.ndim == 1 and tp.size() == 4 and tp.mesh.tolist() == [0, 1, 2, 3]
+    assert mesh["dp"].mesh.tolist() == [0, 4]
+    assert mesh.mesh.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert mesh.get_coordinate() == [0, 0] and tp.get_local_rank() == 0
+    assert mesh.get_group("tp").size() == 4 and mesh.get_group(0).size() == 2
+    assert tuple(mesh.jax_mesh.axis_names) == ("dp", "tp")
+    assert DeviceMesh("cpu", [[0, 1, 2, 3], [4, 5, 6, 7]], mesh_dim_names=("dp", "tp")) == mesh
+    for bad, err in [(lambda: mesh["pp"], KeyError),
+                     (lambda: init_device_mesh("cpu", (16,)), RuntimeError),
+                     (lambda: init_device_mesh("cpu", (2, 4), mesh_dim_names=("a",)),
+                      RuntimeError)]:
+        try:
+            bad()
+        except err:
+            pass
+        else:
+            raise AssertionError("no error")
+
+
+@check
+def distribute_tensor_lays_out_shards():
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    x = torch.arange(64.0).reshape(16, 4)
+    d = distribute_tensor(x, mesh, [Shard(0)])
+    assert isinstance(d, DTensor) and isinstance(d, torch.Tensor)
+    assert d.placements == (Shard(dim=0),) and d.device_mesh is mesh
+    assert d._data.sharding == NamedSharding(mesh.jax_mesh, P("dp"))
+    assert shard_shapes(d) == [(2, 4)] and d.shape == (16, 4)
+    assert torch.equal(d.full_tensor(), x)
+    assert torch.equal(d.to_local(), x[:2])
+    r = distribute_tensor(x, mesh)  # default: replicated
+    assert r.placements == (Replicate(),) and shard_shapes(r) == [(16, 4)]
+    c = distribute_tensor(torch.ones(2, 16), mesh, [Shard(-1)])
+    assert c.placements == (Shard(dim=1),)
+    assert shard_shapes(distribute_tensor(torch.ones(2, 16), mesh, [Shard(-1)])) == [(2, 2)]
+    m2 = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+    d2 = distribute_tensor(x, m2, [Shard(0), Shard(1)])
+    assert shard_shapes(d2) == [(8, 1)]
+    assert torch.equal(d2.to_local(), x[:8, :1])
+    d3 = distribute_tensor(x, m2["tp"], [Shard(0)])  # sharded on tp, replicated on dp
+    assert d3._data.sharding.spec == P("tp") and shard_shapes(d3) == [(4, 4)]
+    try:
+        distribute_tensor(torch.ones(5, 2), mesh, [Shard(0)])
+    except ValueError as e:
+        assert "does not split evenly over 8 devices" in str(e)
+    else:
+        raise AssertionError("uneven shard did not raise")
+
+
+@check
+def redistribute_and_partial():
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    x = torch.randn(8, 16)
+    d = distribute_tensor(x, mesh, [Shard(0)])
+    r = d.redistribute(mesh, [Shard(1)])
+    assert r.placements == (Shard(dim=1),) and shard_shapes(r) == [(8, 2)]
+    assert torch.equal(r.full_tensor(), x)
+    rep = r.redistribute(placements=[Replicate()])
+    assert shard_shapes(rep) == [(8, 16)] and torch.equal(rep.full_tensor(), x)
+    p = rep.redistribute(placements=[Partial()])
+    assert p.placements == (Partial("sum"),)
+    assert torch.allclose(p.to_local(), x / 8)
+    assert torch.equal(p.redistribute(placements=[Replicate()]).full_tensor(), x)
+    # from_local: every device's shard is the local tensor, as if each rank passed it
+    loc = torch.randn(2, 3)
+    f = DTensor.from_local(loc, mesh, [Shard(0)])
+    assert f.shape == (16, 3) and torch.equal(f.full_tensor(), loc.repeat(8, 1))
+    assert torch.equal(f.to_local(), loc)
+    s = DTensor.from_local(loc, mesh, [Partial()])
+    assert torch.allclose(s.full_tensor(), loc * 8) and torch.allclose(s.to_local(), loc)
+    assert torch.equal(DTensor.from_local(loc, mesh, [Replicate()]).full_tensor(), loc)
+
+
+@check
+def ops_run_sharded_and_autograd_flows():
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    xs = np.random.default_rng(0).standard_normal((16, 4)).astype(np.float32)
+    ws = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    x = distribute_tensor(torch.tensor(xs), mesh, [Shard(0)])
+    w = distribute_tensor(torch.tensor(ws, requires_grad=True), mesh, [Replicate()])
+    assert w.requires_grad and w.is_leaf
+    y = torch.tanh(x @ w)
+    # XLA kept the batch sharding through the ops
+    assert y._data.sharding.spec[0] == "dp" and shard_shapes(y) == [(2, 3)]
+    assert DTensor.from_sharded(y, mesh).placements == (Shard(0),)
+    loss = y.pow(2).mean()
+    loss.backward()
+    # against the same function on one device, in JAX
+    rl, rg = jax.value_and_grad(lambda w_: (jnp.tanh(xs @ w_) ** 2).mean())(ws)
+    np.testing.assert_allclose(loss.item(), float(rl), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(w.grad._data), np.asarray(rg), rtol=1e-5, atol=1e-6)
+    # through redistribute, to_local and from_local too
+    a = torch.randn(16, 8, requires_grad=True)
+    d = distribute_tensor(a, mesh, [Shard(0)])
+    (d.redistribute(placements=[Shard(1)]).full_tensor() * 3).sum().backward()
+    assert torch.equal(d.grad, torch.full((16, 8), 3.0))
+    loc = torch.ones(2, 4, requires_grad=True)
+    DTensor.from_local(loc, mesh, [Shard(0)]).sum().backward()
+    assert torch.equal(loc.grad, torch.full((2, 4), 8.0))
+
+
+@check
+def compiled_step_keeps_shardings():
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    w = distribute_tensor(torch.randn(8, 4, requires_grad=True), mesh, [Shard(0)])
+    x = distribute_tensor(torch.randn(16, 8), mesh, [Shard(0)])
+
+    @torch.compile
+    def f(x):
+        return (x @ w).relu().sum()
+
+    eager = (x @ w).relu().sum()
+    np.testing.assert_allclose(f(x).item(), eager.item(), rtol=1e-5)
+
+
+if __name__ == "__main__":
+    run()

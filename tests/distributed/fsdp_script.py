@@ -1,0 +1,154 @@
+"""fully_shard (FSDP2) on 8 virtual CPU devices (run by test_fsdp.py)."""
+
+from tests.distributed._checks import check, run  # noqa: I001  (sets XLA_FLAGS first)
+
+import copy
+import io
+
+import numpy as np
+
+import torchjax as torch
+import torchjax.nn.functional as F
+from torchjax import nn
+from torchjax.distributed.device_mesh import init_device_mesh
+from torchjax.distributed.fsdp import FSDPModule, fully_shard
+from torchjax.distributed.tensor import DTensor, Replicate, Shard
+
+
+def net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                         nn.Linear(64, 8))
+
+
+def batches(steps=5, n=32):
+    g = np.random.default_rng(0)
+    return [(torch.tensor(g.standard_normal((n, 16)).astype(np.float32)),
+             torch.tensor(g.integers(0, 8, n))) for _ in range(steps)]
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a.detach()._data), np.asarray(b.detach()._data),
+                               rtol=tol, atol=tol)
+
+
+def device0_bytes(arrays):
+    """Bytes that device 0 holds of these arrays, and their total size."""
+    mine = sum(s.data.nbytes for a in arrays for s in a.addressable_shards
+               if s.device.id == 0)
+    return mine, sum(a.nbytes for a in arrays)
+
+
+def dim0_sharded(p):
+    shape = tuple(p.shape)
+    return p._data.sharding.shard_shape(shape) == (shape[0] // 8,) + shape[1:]
+
+
+def train(model, data, compiled=False):
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    if compiled:
+        step = torch.compile(step)
+    return [step(x, y).item() for x, y in data], opt
+
+
+def sharded(model):
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer)
+    return fully_shard(model)
+
+
+@check
+def parameters_and_optimizer_state_are_one_eighth_per_device():
+    ref = net()
+    model = sharded(copy.deepcopy(ref))
+    assert isinstance(model, FSDPModule) and isinstance(model, nn.Sequential)
+    assert type(model).__name__ == "FSDPSequential" and isinstance(model[0], FSDPModule)
+    for p in model.parameters():
+        assert isinstance(p, DTensor) and isinstance(p, nn.Parameter)
+        assert p.placements == (Shard(0),) and p.requires_grad
+    mine, total = device0_bytes([p._data for p in model.parameters()])
+    assert mine * 8 == total, (mine, total)
+    data = batches()
+    l1, _ = train(ref, data)
+    l8, opt = train(model, data)
+    np.testing.assert_allclose(l8, l1, rtol=1e-5)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        close(p, q)
+        assert p.placements == (Shard(0),) and dim0_sharded(p)
+        assert p.grad._data.sharding == p._data.sharding  # gradients sharded like the params
+    moments = [s[k]._data for s in opt.state.values() for k in ("exp_avg", "exp_avg_sq")]
+    assert len(moments) == 12
+    mine, total = device0_bytes(moments)
+    assert mine * 8 == total, (mine, total)
+    grads = [p.grad._data for p in model.parameters()]
+    mine, total = device0_bytes(grads)
+    assert mine * 8 == total, (mine, total)
+
+
+@check
+def compiled_training_matches_one_device():
+    ref = net()
+    model = sharded(copy.deepcopy(ref))
+    data = batches(3)
+    l1, _ = train(ref, data)
+    l8, opt = train(model, data, compiled=True)
+    np.testing.assert_allclose(l8, l1, rtol=1e-5)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        close(p, q)
+        assert dim0_sharded(p)
+    mine, total = device0_bytes([s["exp_avg"]._data for s in opt.state.values()])
+    assert mine * 8 == total
+
+
+@check
+def state_dict_is_full_and_round_trips():
+    ref = net()
+    model = sharded(copy.deepcopy(ref))
+    sd = model.state_dict()
+    assert list(sd) == list(ref.state_dict())
+    for k, v in sd.items():
+        assert tuple(v.shape) == tuple(ref.state_dict()[k].shape)
+        close(v, ref.state_dict()[k])
+    buf = io.BytesIO()
+    torch.save(sd, buf)
+    buf.seek(0)
+    loaded = torch.load(buf)
+    for k, v in loaded.items():
+        close(v, ref.state_dict()[k])
+    other = sharded(net())
+    with torch.no_grad():
+        for p in other.parameters():
+            p.zero_()
+    other.load_state_dict(loaded)
+    for p, q in zip(other.parameters(), ref.parameters()):
+        close(p, q)
+        assert dim0_sharded(p)
+
+
+@check
+def hsdp_on_a_two_dimensional_mesh_and_uneven_parameters():
+    mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("replicate", "shard"))
+    torch.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 3))  # (3, 64): uneven
+    model = fully_shard(copy.deepcopy(ref), mesh=mesh)
+    w0, _, w2, b2 = model.parameters()
+    assert w0.placements == (Replicate(), Shard(0))
+    assert w0._data.sharding.shard_shape(w0.shape) == (16, 16)
+    assert w2.placements == (Replicate(), Replicate())  # 3 rows do not split over 4
+    data = batches(2)
+    data = [(x, y % 3) for x, y in data]
+    l1, _ = train(ref, data)
+    l8, _ = train(model, data)
+    np.testing.assert_allclose(l8, l1, rtol=1e-5)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,93 @@
+"""Run by test_multiprocess.py as `python -m torchjax.distributed.run --nproc-per-node 2`:
+each of the 2 processes checks the collectives, DDP training and a DistributedSampler epoch,
+and prints its results as JSON lines."""
+
+import faulthandler
+import json
+import os
+import sys
+
+faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits forever fails
+
+import numpy as np
+import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+out = {"rank": rank, "world": world, "env_rank": int(os.environ["RANK"]),
+       "torch_is_torchjax": torch.__name__ == "torchjax" or "torchjax" in repr(torch)}
+R = dist.ReduceOp
+
+x = torch.tensor([1.0, 2.0]) * (rank + 1)
+for op in ("SUM", "AVG", "PRODUCT", "MIN", "MAX"):
+    t = x.clone()
+    dist.all_reduce(t, op=getattr(R, op))
+    out[f"all_reduce_{op}"] = t.tolist()
+b = torch.tensor([6, 3]) + rank
+dist.all_reduce(b, op=R.BAND)
+out["all_reduce_BAND"] = b.tolist()
+
+gathered = [torch.zeros(2) for _ in range(world)]
+dist.all_gather(gathered, x)
+out["all_gather"] = [g.tolist() for g in gathered]
+into = torch.zeros(2 * world)
+dist.all_gather_into_tensor(into, x)
+out["all_gather_into_tensor"] = into.tolist()
+rs = torch.zeros(2)
+dist.reduce_scatter_tensor(rs, torch.arange(4.0) + 10 * rank)
+out["reduce_scatter_tensor"] = rs.tolist()
+bc = torch.tensor([float(rank)] * 3)
+dist.broadcast(bc, src=1)
+out["broadcast"] = bc.tolist()
+a2a = torch.zeros(2)
+dist.all_to_all_single(a2a, torch.tensor([10.0 * rank, 10.0 * rank + 1]))
+out["all_to_all_single"] = a2a.tolist()
+objs = [None] * world
+dist.all_gather_object(objs, {"rank": rank})
+out["all_gather_object"] = objs
+dist.barrier()
+
+# DDP: each process its half of a global batch of 16, gradients averaged across processes
+torch.manual_seed(rank)  # different initial weights: DDP broadcasts rank 0's
+model = DistributedDataParallel(nn.Linear(4, 3))
+g = np.random.default_rng(0)
+data = [(torch.tensor(g.standard_normal((16, 4)).astype(np.float32)),
+         torch.tensor(g.integers(0, 3, 16))) for _ in range(3)]
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+losses = []
+for xs, ys in data:
+    opt.zero_grad()
+    loss = F.cross_entropy(model(xs[rank * 8:(rank + 1) * 8]), ys[rank * 8:(rank + 1) * 8])
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+out["ddp_losses"] = losses
+out["ddp_params"] = [p.detach().numpy().tolist() for p in model.module.parameters()]
+
+# one epoch of a DistributedSampler: the process group gives num_replicas and rank
+ds = TensorDataset(torch.arange(10))
+sampler = DistributedSampler(ds, seed=3)
+sampler.set_epoch(1)
+out["sampler"] = [int(v) for (batch,) in DataLoader(ds, batch_size=2, sampler=sampler)
+                  for v in batch]
+
+# a DeviceMesh over both processes' devices, a DTensor built from each process's shard, a
+# sharded op (XLA's collective across the processes) and the whole value gathered back
+from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
+from torch.distributed.tensor import DTensor, Shard  # noqa: E402
+
+mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("dp",))
+d = DTensor.from_local(torch.tensor([[float(rank), 1.0]]), mesh, [Shard(0)])
+out["dtensor_shape"] = list(d.shape)
+out["dtensor_local"] = d.to_local().tolist()
+out["dtensor_full"] = d.full_tensor().tolist()
+out["dtensor_sum"] = (d * 2).sum().item()  # a sharded op: XLA reduces across the processes
+
+dist.destroy_process_group()
+print("RESULT " + json.dumps(out), flush=True)
+sys.exit(0)

@@ -1,0 +1,15 @@
+"""DeviceMesh and DTensor on 8 virtual CPU devices (checks in dtensor_script.py)."""
+
+import pytest
+
+from tests.distributed.conftest import run_check
+
+SCRIPT = "dtensor_script.py"
+CHECKS = ["mesh_names_sizes_and_slices", "distribute_tensor_lays_out_shards",
+          "redistribute_and_partial", "ops_run_sharded_and_autograd_flows",
+          "compiled_step_keeps_shardings"]
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_dtensor(name):
+    run_check(SCRIPT, name)
