@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _device, _dtypes
+from ._tensor import Tensor
 
 # what autocast does to a row's floating inputs, by policy name (PyTorch's CastPolicy):
 #   "lower": float16/bfloat16/float32 inputs run in the autocast dtype (matmul, conv, ...)
@@ -169,3 +170,35 @@ def compute_dtype(op, dyn, stat, cd):
             if data is not None and data.dtype in _ELIGIBLE and data.dtype != low.np:
                 widest = _dtypes.float32
     return Cast(widest)
+
+
+def as_cast(cd, dyn):
+    """The arguments as the row's function will see them under autocast (for a row's
+    value checks, which read Tensors): eligible tensors cast by a Cast, others as given."""
+    if not isinstance(cd, Cast):
+        return dyn
+    def one(v):
+        if isinstance(v, Tensor):
+            new = cd.apply(v._data)
+            return v if new is v._data else Tensor._wrap(new)
+        return v
+    return tuple(type(v)(one(x) for x in v) if isinstance(v, (list, tuple)) else one(v)
+                 for v in dyn)
+
+
+class _Named:
+    __slots__ = ("name", "statics")
+
+    def __init__(self, name):
+        self.name, self.statics = name, ()
+
+
+def cast_tensors(name: str, *tensors):
+    """For a composite that checks its inputs' dtypes in Python before it reaches its row
+    (index_copy): the tensors as autocast would cast them for row `name`, through
+    differentiable `.to()` calls. Only called while STATE.on."""
+    cd = compute_dtype(_Named(name), tensors, (), None)
+    if not isinstance(cd, Cast):
+        return tensors
+    return tuple(t.to(cd.dtype) if isinstance(t, Tensor) and t._data.dtype in _ELIGIBLE
+                 else t for t in tensors)

@@ -299,7 +299,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     try:
         if CAPTURE is not None:
             CAPTURE(dyn)
-        if prep.check is not None:
+        if prep.check is not None and not _AUTOCAST.on:
             prep.check(dyn, stat)
         got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
         if got is not None:
@@ -309,6 +309,8 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             cd = _compute_dtype(prep, dyn, stat)
         if _AUTOCAST.on:
             cd = _autocast.compute_dtype(prep.op, dyn, stat, cd)
+            if prep.check is not None:  # PyTorch checks the inputs autocast has cast
+                prep.check(_autocast.as_cast(cd, dyn), stat)
         try:
             out = _fwd_for(prep, stat, cd)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
