@@ -130,7 +130,7 @@ def _cast_inputs(value, dtype):
     return value
 
 
-def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs=None):
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
     """For autograd.Function.forward: with cast_inputs, inside an enabled autocast the
     forward runs with autocast off and its floating inputs cast to cast_inputs; the
     autocast state is recorded on ctx for custom_bwd."""
@@ -149,7 +149,7 @@ def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs=None):
     return forward
 
 
-def custom_bwd(bwd=None, *, device_type: str = "cuda"):
+def custom_bwd(bwd=None, *, device_type: str):
     """For autograd.Function.backward: runs it under the autocast state its forward had."""
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)

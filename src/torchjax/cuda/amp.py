@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..amp import GradScaler as _GradScaler
 from ..amp import autocast as _autocast
-from ..amp import custom_bwd, custom_fwd
+from ..amp import custom_bwd as _custom_bwd
+from ..amp import custom_fwd as _custom_fwd
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
@@ -25,3 +26,13 @@ class GradScaler(_GradScaler):
         super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)
+
+
+def custom_fwd(fwd=None, *, cast_inputs=None):
+    """torch.cuda.amp.custom_fwd is torch.amp.custom_fwd(device_type="cuda")."""
+    return _custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd=None):
+    """torch.cuda.amp.custom_bwd is torch.amp.custom_bwd(device_type="cuda")."""
+    return _custom_bwd(bwd, device_type="cuda")
