@@ -180,7 +180,7 @@ class GradScaler:
                     if new_scale.numel() != 1 or new_scale.requires_grad:
                         raise AssertionError("new_scale should be a 1-element tensor with "
                                              "requires_grad=False.")
-                    scale.copy_(new_scale.reshape(()))
+                    scale.copy_(new_scale)
                 else:
                     scale.fill_(new_scale)
             else:
