@@ -29,10 +29,10 @@ POLICIES: dict[str, dict[str, str]] = {}  # device type -> row name -> policy
 
 
 class _State(threading.local):
-    # class attribute: the default every thread sees before it enters an autocast
-    on = False  # some device type is enabled in this thread: the only hot-path check
-
     def __init__(self):
+        # some device type is enabled in this thread: the only hot-path check (an instance
+        # attribute: on a threading.local, a class attribute is the slower lookup)
+        self.on = False
         self.enabled: dict[str, _dtypes.dtype] = {}  # device type -> its autocast dtype
         self.dtypes = {"cpu": _dtypes.bfloat16, "cuda": _dtypes.float16,
                        "tpu": _dtypes.bfloat16, "xla": _dtypes.bfloat16}
