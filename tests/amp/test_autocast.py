@@ -196,3 +196,34 @@ def test_compiled_training_step_under_autocast_matches_eager():
         np.testing.assert_allclose(b.item(), a.item(), rtol=1e-2)
     for p, q in zip(m1.parameters(), m2.parameters()):
         np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-2, atol=1e-3)
+
+
+@pytest.fixture
+def cuda_autocast(monkeypatch):
+    """CUDA autocast's lists applied to this machine's CPU tensors: there is no GPU to run
+    PyTorch's CUDA autocast on, so the expectations are PyTorch's documented CUDA
+    behaviour (docs/amp.md)."""
+    from torchjax import _autocast
+    monkeypatch.setattr(_autocast, "_first_device_type", lambda dyn: "cuda")
+    _autocast.set_dtype("cuda", torchjax.float16)
+    _autocast.set_enabled("cuda", True)
+    yield
+    _autocast.set_enabled("cuda", False)
+
+
+def test_cuda_lists(cuda_autocast):
+    F = torchjax.nn.functional
+    x = torchjax.randn(3, 4)
+    h = x.half()
+    assert torchjax.is_autocast_enabled()
+    assert (x @ x.t()).dtype is torchjax.float16
+    assert torchjax.mv(x, x[0]).dtype is torchjax.float16  # lower on CUDA, not on CPU
+    assert h.softmax(-1).dtype is torchjax.float32
+    assert h.softmax(-1, dtype=torchjax.float16).dtype is torchjax.float16  # explicit dtype=
+    assert torchjax.exp(h).dtype is torchjax.float32
+    assert h.sum().dtype is torchjax.float32
+    assert F.layer_norm(h, (4,)).dtype is torchjax.float32
+    assert torchjax.addcmul(h, x, h).dtype is torchjax.float32  # promote
+    assert torchjax.addcmul(h, h, h).dtype is torchjax.float16
+    with pytest.raises(RuntimeError, match="unsafe to autocast"):
+        F.binary_cross_entropy(h.sigmoid(), h.sigmoid())
