@@ -227,3 +227,33 @@ def test_cuda_lists(cuda_autocast):
     assert torchjax.addcmul(h, h, h).dtype is torchjax.float16
     with pytest.raises(RuntimeError, match="unsafe to autocast"):
         F.binary_cross_entropy(h.sigmoid(), h.sigmoid())
+
+
+def _module_dtypes(lib):
+    nn = lib.nn
+    lib.manual_seed(0)
+    x = lib.randn(2, 5, 8)
+    calls = {
+        "layer_norm": (nn.Sequential(nn.Linear(8, 8), nn.LayerNorm(8)), lambda m: m(x)),
+        "group_norm": (nn.Sequential(nn.Conv1d(5, 4, 1), nn.GroupNorm(2, 4)), lambda m: m(x)),
+        "batch_norm": (nn.Sequential(nn.Conv1d(5, 4, 1), nn.BatchNorm1d(4)), lambda m: m(x)),
+        "rms_norm": (nn.Sequential(nn.Linear(8, 8), nn.RMSNorm(8)), lambda m: m(x)),
+        "mha": (nn.MultiheadAttention(8, 2, batch_first=True), lambda m: m(x, x, x)[0]),
+        "encoder": (nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dropout=0.0),
+                    lambda m: m(x)),
+        "embedding": (nn.Sequential(nn.Embedding(10, 8), nn.Linear(8, 3)),
+                      lambda m: m(lib.tensor([[1, 2]]))),
+        "gru": (nn.GRU(8, 4, batch_first=True), lambda m: m(x)[0]),
+    }
+    seen = {}
+    for name, (module, call) in calls.items():
+        with lib.autocast("cpu"):
+            seen[name] = str(call(module).dtype)
+    return seen
+
+
+def test_modules_match_pytorch():
+    """Low-precision activations through norms (which take float32 weights), attention,
+    a transformer layer (float32 out: its residual adds the float32 input to a bfloat16
+    branch) and an RNN."""
+    assert _module_dtypes(torchjax) == _module_dtypes(torch)
