@@ -3,6 +3,7 @@ what is not eligible (out=, in-place, float64), gradients, and compiled function
 
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 
@@ -151,7 +152,7 @@ def test_custom_fwd_casts_inputs_and_runs_without_autocast():
         assert x.grad.dtype == lib.bfloat16
 
 
-def test_compiled_function_recompiles_when_autocast_changes():
+def test_compiled_function_recompiles_when_autocast_changes(caplog):
     lin = tnn.Linear(4, 3)
 
     @torchjax.compile
@@ -160,7 +161,7 @@ def test_compiled_function_recompiles_when_autocast_changes():
 
     x = torchjax.randn(2, 4)
     assert f(x).dtype is torchjax.float32
-    with torchjax.autocast("cpu"):
+    with caplog.at_level(logging.INFO, logger="torchjax.recompiles"), torchjax.autocast("cpu"):
         y = f(x)
         assert y.dtype is torchjax.bfloat16
         assert f(x).dtype is torchjax.bfloat16  # the autocast program is reused
@@ -168,6 +169,8 @@ def test_compiled_function_recompiles_when_autocast_changes():
             assert f(x).dtype is torchjax.float16
     assert f(x).dtype is torchjax.float32  # the first program again, not a stale one
     assert len(f.programs) == 3
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "autocast is now cpu: bfloat16" in text and "cpu: float16" in text
     np.testing.assert_allclose(y.float().numpy(), lin(x).detach().numpy(), rtol=3e-2,
                                atol=3e-2)
 
