@@ -140,3 +140,28 @@ def test_autocast_training_loop_matches_pytorch():
                                [v for i, v in enumerate(lb) if i != 2], rtol=2e-2)
     for a, b in zip(pa, pb):
         np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-3)
+
+
+def test_a_compiled_step_with_a_scaler_runs_eagerly_and_matches():
+    def make():
+        torchjax.manual_seed(0)
+        m = torchjax.nn.Linear(4, 2)
+        return m, torchjax.optim.SGD(m.parameters(), lr=0.1), torchjax.amp.GradScaler("cpu")
+
+    def step(m, opt, scaler, x):
+        opt.zero_grad()
+        with torchjax.autocast("cpu", dtype=torchjax.float16):
+            loss = m(x).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    x = torchjax.randn(3, 4)
+    (m1, o1, s1), (m2, o2, s2) = make(), make()
+    compiled = torchjax.compile(step)
+    with pytest.warns(UserWarning, match="Graph break.*GradScaler"):
+        for _ in range(2):
+            assert compiled(m2, o2, s2, x).item() == step(m1, o1, s1, x).item()
+    assert s1.state_dict() == s2.state_dict()
+    np.testing.assert_array_equal(m2.weight.detach().numpy(), m1.weight.detach().numpy())

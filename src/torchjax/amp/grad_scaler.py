@@ -91,6 +91,13 @@ class GradScaler:
         if not self._enabled:
             return outputs
         from .._tensor import Tensor
+        from ..compiler import GraphBreak, is_compiling
+        if is_compiling():
+            # step() reads whether a gradient overflowed to decide whether to step, and the
+            # scale lives on this object, outside the state a compiled step threads: stop
+            # before touching it, so the call runs eagerly (one warning) and never half-traced
+            raise GraphBreak("torch.amp.GradScaler: a scaled step reads whether a gradient "
+                             "overflowed (.item()) to decide whether to step")
         if self._scale is None:
             self._lazy_init_scale_growth_tracker()
 
