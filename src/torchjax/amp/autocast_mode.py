@@ -82,8 +82,7 @@ class autocast:
         if self._enabled and _device_missing(device_type):
             what = "CUDA GPU" if device_type == "cuda" else f"{device_type} device"
             warnings.warn(f"autocast: device_type {device_type!r} was asked for but no {what} "
-                          f"is available (no CUDA GPU is the usual case on CPU); autocast is "
-                          f"disabled", stacklevel=2)
+                          f"is available; autocast is disabled", stacklevel=2)
             self._enabled = False
         if self._enabled and self.fast_dtype not in (_dtypes.bfloat16, _dtypes.float16):
             name = "CPU" if device_type == "cpu" else device_type.upper()
