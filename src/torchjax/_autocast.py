@@ -16,7 +16,7 @@ import threading
 import jax
 import jax.numpy as jnp
 
-from . import _device, _dtypes
+from . import _dtypes
 from ._tensor import Tensor
 
 # what autocast does to a row's floating inputs, by policy name (PyTorch's CastPolicy):
@@ -111,17 +111,23 @@ _ELIGIBLE = frozenset(jnp.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.floa
 _LOW = frozenset((_dtypes.float16, _dtypes.bfloat16))
 
 
+# JAX platform -> torch device type (as _device names them), read straight off the array:
+# building a torch device object per op would cost more than the cast decision itself
+_PLATFORM = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "cuda", "tpu": "tpu"}
+
+
 def _first_device_type(dyn) -> str:
     for v in dyn:
         if isinstance(v, (list, tuple)):
             v = v[0] if v else None
-        data = getattr(v, "_data", None)
-        if data is not None:
+        if isinstance(v, Tensor):
             try:
-                return v.device.type
-            except Exception:  # a tracer outside a device: the default device's type
+                platform = next(iter(v._data.devices())).platform
+            except Exception:  # a tracer or a meta array: the default device's type
                 break
-    return _device.from_jax(jax.devices()[0]).type
+            return _PLATFORM.get(platform, platform)
+    platform = jax.devices()[0].platform
+    return _PLATFORM.get(platform, platform)
 
 
 def compute_dtype(op, dyn, stat, cd):
