@@ -49,8 +49,8 @@ def _pool_unpool(lib, x, dim):
     F = _F(lib)
     pool = F.max_pool2d if dim == 2 else F.max_pool3d
     unpool = F.max_unpool2d if dim == 2 else F.max_unpool3d
-    y, idx = pool(x.detach(), 2, return_indices=True)
-    return unpool(y * 1.0 + x.sum() * 0, idx, 2)
+    y, idx = pool(x, 2, return_indices=True)
+    return unpool(y, idx, 2)
 
 
 LOWER = [
