@@ -11,6 +11,7 @@ in that input's own dtype, as PyTorch's autocast casts are differentiable ops.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import jax
@@ -65,6 +66,25 @@ def set_enabled(device_type: str, enabled: bool) -> None:
     else:
         STATE.enabled.pop(device_type, None)
     _refresh()
+
+
+def snapshot():
+    """The autocast state of this thread, for code that re-runs a region later
+    (checkpoint's recomputation runs it under the state its forward had, as PyTorch's does)."""
+    return dict(STATE.enabled), dict(STATE.dtypes)
+
+
+@contextlib.contextmanager
+def restored(state):
+    """Run a block under a snapshot() of the autocast state."""
+    saved = snapshot()
+    STATE.enabled, STATE.dtypes = dict(state[0]), dict(state[1])
+    _refresh()
+    try:
+        yield
+    finally:
+        STATE.enabled, STATE.dtypes = saved
+        _refresh()
 
 
 def _refresh():

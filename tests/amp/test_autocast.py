@@ -260,3 +260,25 @@ def test_modules_match_pytorch():
     a transformer layer (float32 out: its residual adds the float32 input to a bfloat16
     branch) and an RNN."""
     assert _module_dtypes(torchjax) == _module_dtypes(torch)
+
+
+def _checkpointed(lib):
+    lin = lib.nn.Linear(4, 4)
+    with lib.no_grad():
+        lin.weight.copy_(lib.arange(16.0).reshape(4, 4) / 10 - 0.7)
+        lin.bias.fill_(0.1)
+    x = lib.ones(2, 4, requires_grad=True)
+    with lib.autocast("cpu"):
+        y = lib.utils.checkpoint.checkpoint(lambda a: lin(a).relu() @ lin.weight, x,
+                                            use_reentrant=False)
+    y.float().sum().backward()  # outside autocast: the recomputation keeps the casts
+    return [str(y.dtype), str(x.grad.dtype), str(lin.weight.grad.dtype)], \
+        [x.grad.numpy(), lin.weight.grad.numpy()]
+
+
+def test_checkpoint_recomputes_with_the_forwards_casts():
+    import torch.utils.checkpoint  # noqa: F401  (torch.utils.checkpoint is a lazy submodule)
+    (da, va), (db, vb) = _checkpointed(torchjax), _checkpointed(torch)
+    assert da == db
+    for a, b in zip(va, vb):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2)
