@@ -179,11 +179,14 @@ def compute_dtype(op, dyn, stat, cd):
         policy = "fp32"
     if cd is not None and not isinstance(cd, Cast):
         # the row casts every input to cd itself: choosing cd is the whole cast
+        new = cd
         if policy == "lower" and cd.is_floating_point and cd is not _dtypes.float64:
-            return low
-        if policy == "fp32" and cd in _LOW:
-            return _dtypes.float32
-        return cd
+            new = low
+        elif policy == "fp32" and cd in _LOW:
+            new = _dtypes.float32
+        # a row that differentiates from its result (exp) would hand back a gradient in the
+        # result's dtype; as a Cast the backward re-runs the cast and the input gets its own
+        return Cast(new) if new is not cd and op.result_grad is not None else new
     if policy == "lower":
         return Cast(low)
     if policy == "fp32":
@@ -213,10 +216,10 @@ def as_cast(cd, dyn):
 
 
 class _Named:
-    __slots__ = ("name", "statics")
+    __slots__ = ("name", "statics", "result_grad")
 
     def __init__(self, name):
-        self.name, self.statics = name, ()
+        self.name, self.statics, self.result_grad = name, (), None
 
 
 def cast_tensors(name: str, *tensors):
