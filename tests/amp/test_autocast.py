@@ -58,8 +58,8 @@ def test_decorator_and_aliases():
         def g(a):
             return (a @ a).dtype
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
+        with pytest.warns(FutureWarning, match=r"torch\.cpu\.amp\.autocast\(args\.\.\.\)` is "
+                          "deprecated"):
             h = lib.cpu.amp.autocast()(lambda a: (a @ a).dtype)
         a = lib.ones(2, 2)
         assert f(a) == (lib.bfloat16, True) and g(a) == lib.float16 and h(a) == lib.bfloat16

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ..amp import GradScaler as _GradScaler
 from ..amp import autocast as _autocast
 
@@ -12,6 +14,9 @@ class autocast(_autocast):
     """torch.cpu.amp.autocast(...) is torch.autocast("cpu", ...)."""
 
     def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
+        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning,
+                      stacklevel=2)
         from .. import bfloat16
         super().__init__("cpu", dtype=bfloat16 if dtype is None else dtype, enabled=enabled,
                          cache_enabled=cache_enabled)
@@ -23,6 +28,9 @@ class GradScaler(_GradScaler):
     def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000,
                  enabled: bool = True):
+        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning,
+                      stacklevel=2)
         super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ..amp import GradScaler as _GradScaler
 from ..amp import autocast as _autocast
 from ..amp import custom_bwd as _custom_bwd
@@ -14,6 +16,9 @@ class autocast(_autocast):
     """torch.cuda.amp.autocast(...) is torch.autocast("cuda", ...)."""
 
     def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True):
+        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
+                      stacklevel=2)
         super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
@@ -23,6 +28,9 @@ class GradScaler(_GradScaler):
     def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000,
                  enabled: bool = True):
+        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
+                      stacklevel=2)
         super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)
