@@ -243,27 +243,25 @@ def test_cuda_without_a_gpu():
 # ---------------------------------------------------------------- amp
 
 @pytest.mark.skipif(torchjax.cuda.is_available(), reason="checks the CPU-only answers")
-def test_amp_disabled_is_a_no_op_and_enabled_raises():
+def test_amp_disabled_is_a_no_op_and_cuda_without_a_gpu_disables():
     with amp.autocast("cpu", enabled=False):
-        pass
+        assert not torchjax.is_autocast_enabled("cpu")
 
     @amp.autocast("cpu", enabled=False)
     def f(x):
         return x + 1
 
     assert f(1) == 2
-    with pytest.raises(NotImplementedError, match=r"torch\.autocast.*not supported"):
-        amp.autocast("cpu", dtype=torchjax.bfloat16)
-    with pytest.raises(NotImplementedError, match=r"GradScaler.*not supported"):
-        amp.GradScaler("cpu")
+    assert amp.GradScaler("cpu").is_enabled()  # CPU autocast and scaling are real (tests/amp)
     # PyTorch on a machine without a GPU: CUDA autocast / scalers warn and turn themselves off
     with pytest.warns(UserWarning, match="no CUDA GPU"):
         ctx = torchjax.cuda.amp.autocast()
     with ctx:
-        pass
+        assert not torchjax.is_autocast_enabled("cuda")
     with pytest.warns(UserWarning, match="no CUDA GPU"):
         scaler = torchjax.cuda.amp.GradScaler()
     assert not scaler.is_enabled() and scaler.get_scale() == 1.0
+    assert scaler.state_dict() == {} == torch.amp.GradScaler("cpu", enabled=False).state_dict()
 
     model = tnn.Linear(2, 1)
     opt = torchjax.optim.SGD(model.parameters(), lr=0.1)
@@ -275,7 +273,6 @@ def test_amp_disabled_is_a_no_op_and_enabled_raises():
     scaler.step(opt)
     scaler.update()
     assert not torchjax.equal(model.weight.detach(), before)
-    assert amp.custom_fwd(f) is f and amp.custom_fwd(cast_inputs=torchjax.float32)(f) is f
 
 
 # ---------------------------------------------------------------- distributed, parallel

@@ -166,6 +166,8 @@ from .serialization import load, save  # noqa: E402
 from . import amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402
 from ._install import _package_getattr as __getattr__, install_as_torch  # noqa: E402
 from .amp import autocast  # noqa: E402
+from .amp._state import *  # noqa: E402,F403
+from . import cpu  # noqa: E402
 
 
 def numel(input: Tensor) -> int:

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes, _meta, _saves, _strides
+from . import _autocast, _dtypes, _meta, _saves, _strides
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -35,6 +35,7 @@ from ._x64 import Allowed as _Allowed
 from ._x64 import allow as _allow
 
 _STATE = grad_mode.STATE
+_AUTOCAST = _autocast.STATE
 try:  # the class of a concrete jax array, named without making one: importing torchjax must
     # not start the XLA backend (DataLoader's forkserver imports torchjax before forking)
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -298,7 +299,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     try:
         if CAPTURE is not None:
             CAPTURE(dyn)
-        if prep.check is not None:
+        if prep.check is not None and not _AUTOCAST.on:
             prep.check(dyn, stat)
         got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
         if got is not None:
@@ -306,6 +307,10 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         else:
             arrays, rg = _unwrap(prep, dyn)
             cd = _compute_dtype(prep, dyn, stat)
+        if _AUTOCAST.on:
+            cd = _autocast.compute_dtype(prep.op, dyn, stat, cd)
+            if prep.check is not None:  # PyTorch checks the inputs autocast has cast
+                prep.check(_autocast.as_cast(cd, dyn), stat)
         try:
             out = _fwd_for(prep, stat, cd)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
@@ -654,8 +659,14 @@ def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
     """The out= form: compute, then write the result into `out` (resized as needed)."""
     # torchjax's x64 scope, entered inline as in dispatch
     x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
+    autocast_on = _AUTOCAST.on
     try:
-        res = dispatch(prep, dyn, stat)
+        # out= calls are not eligible for autocast (PyTorch's rule): run the op as written
+        _AUTOCAST.on = False
+        try:
+            res = dispatch(prep, dyn, stat)
+        finally:
+            _AUTOCAST.on = autocast_on
         if not isinstance(out, Tensor):
             raise TypeError(f"{prep.op.name}(): argument 'out' must be Tensor, not "
                             f"{type(out).__name__}")

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._autocast import Cast
 from ._tensor import Tensor
 from ._view_grad import run_spec
 
@@ -30,6 +31,8 @@ def _make_pure(prep, stat: tuple, cd, out_cast):
     op = prep.op
     static_kw = dict(zip(op.statics, stat))
     names, kinds, fn = prep.names, prep.promote_kinds, op.fn
+    if isinstance(cd, Cast):
+        return _make_autocast_pure(names, prep.kinds, fn, static_kw, cd, out_cast)
 
     def pure(*dyn):
         kw = dict(static_kw)
@@ -39,6 +42,26 @@ def _make_pure(prep, stat: tuple, cd, out_cast):
                     v = _cast(v, cd)
                 elif k == _L:
                     v = tuple(_cast(x, cd) for x in v)
+            kw[n] = v
+        out = fn(**kw)
+        if out_cast is not None:
+            out = out.astype(out_cast.np)
+        return out
+
+    return pure
+
+
+def _make_autocast_pure(names, kinds, fn, static_kw, cast, out_cast):
+    """_make_pure for a row that promotes nothing itself, under autocast: every tensor
+    argument (promote_args or not) is eligible for the cast, as in PyTorch."""
+
+    def pure(*dyn):
+        kw = dict(static_kw)
+        for n, k, v in zip(names, kinds, dyn):
+            if k == _T:
+                v = cast.apply(v)
+            elif k == _L:
+                v = tuple(cast.apply(x) for x in v)
             kw[n] = v
         out = fn(**kw)
         if out_cast is not None:

@@ -20,11 +20,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtypes
+from .. import _autocast, _dtypes
 from .._tensor import Tensor
 from ._nograd import no_derivative
 from ._registry import function, op
 from .indexing import _D, _prepared, _put, check_expand
+
+_AUTOCAST = _autocast.STATE
 
 # -- flat-position cores ---------------------------------------------------------------------
 
@@ -648,6 +650,8 @@ def _index_copy(fname, inplace, input, dim, index, source):
         raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
                            f"shapes. Destination slice shape: {sl(xshape)} at dimension {d} and "
                            f"source slice shape: {sl(sshape)} at dimension 0.")
+    if not inplace and _AUTOCAST.on:  # autocast promotes the two before PyTorch checks
+        input, source = _autocast.cast_tensors("index_copy", input, source)
     if source.dtype is not input.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {_tname(input)} and (source) {_tname(source)}")

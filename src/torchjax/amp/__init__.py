@@ -1,10 +1,10 @@
-"""torchjax.amp: automatic mixed precision's API (autocast, GradScaler).
+"""torchjax.amp: automatic mixed precision (autocast, GradScaler), as torch.amp.
 
-torchjax does not cast ops to lower precision by itself yet, so an *enabled* autocast or
-GradScaler raises NotImplementedError naming the feature, and a disabled one is a no-op.
-As in PyTorch, asking for CUDA autocast / a CUDA GradScaler on a machine without a GPU warns
-and disables it, so the usual `GradScaler()` / `autocast("cuda")` scripts run on CPU.
-To train in lower precision, cast the model and inputs yourself: `model.to(torch.bfloat16)`.
+`autocast(device_type, dtype=)` runs PyTorch's listed ops in lower precision inside a
+region; `GradScaler` scales the loss so float16 gradients do not underflow, and skips the
+optimizer step when a gradient is inf or NaN. As in PyTorch, asking for CUDA autocast or a
+CUDA GradScaler on a machine without a GPU warns and disables it, so the usual
+`GradScaler()` / `autocast("cuda")` scripts run on CPU. See docs/amp.md.
 """
 
 from .autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available

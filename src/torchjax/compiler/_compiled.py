@@ -16,6 +16,7 @@ import warnings
 from jax.core import Tracer
 
 from .. import _logs
+from .._autocast import STATE as AUTOCAST
 from .._autograd.grad_mode import STATE
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
@@ -92,8 +93,10 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
         src = self._sources(args, kwargs)
         state, state_sig = _discover.walk(src)
+        # the autocast state (which device types cast to which dtype) is baked into the
+        # trace like grad mode: entering or leaving autocast needs another program
         key = (spec, tuple(_input_key(x) for x in leaves), STATE.grad_enabled,
-               len({id(t) for t in inputs}), state_sig)
+               len({id(t) for t in inputs}), state_sig, AUTOCAST.key)
         program = self._programs.get(key)
         known = _known(inputs, state)
         # the step is traced and run in torchjax's x64 scope, as its ops run eagerly: one
@@ -171,7 +174,7 @@ class CompiledFunction:
             snapshot.restore()
             return None
         state, state_sig = _discover.walk(src)
-        steady = key[:4] + (state_sig,)
+        steady = key[:4] + (state_sig,) + key[5:]
         known_b = _known(inputs, state)
         _TRACING[0] += 1
         try:
@@ -243,7 +246,7 @@ def _known(inputs, state):
 
 def _distance(a, b) -> int:
     """How many entries two keys differ in (argument leaves and state entries one by one)."""
-    d = (a[0] != b[0]) + (a[2] != b[2]) + (a[3] != b[3])
+    d = (a[0] != b[0]) + (a[2] != b[2]) + (a[3] != b[3]) + (a[5] != b[5])
     for part in (1, 4):
         x, y = a[part], b[part]
         d += abs(len(x) - len(y)) + sum(u != v for u, v in zip(x, y))
@@ -264,6 +267,9 @@ def _reason(old, new) -> str:
         return "the arguments' structure changed"
     if old[2] != new[2]:
         return f"grad mode changed to {'enabled' if new[2] else 'disabled'}"
+    if old[5] != new[5]:
+        return ("autocast is now " + (", ".join(f"{d}: {t}" for d, t in new[5]) if new[5]
+                                      else "off"))
     if old[3] != new[3]:
         return "the same tensor is now passed as several arguments (or no longer)"
     for a, b in zip(old[4], new[4]):

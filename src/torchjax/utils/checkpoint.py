@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _random
+from .. import _autocast, _random
 from .._autograd.grad_mode import STATE, enable_grad, no_grad
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
@@ -181,13 +181,14 @@ class _Region:
     """One checkpointed call: what its recomputation needs, and how to run it."""
 
     __slots__ = ("function", "args", "kwargs", "rng", "context", "check", "reads", "treedef",
-                 "avals", "positions")
+                 "avals", "positions", "autocast")
 
     def __init__(self, function, args, kwargs, preserve, context, check):
         self.function = function
         self.args = args
         self.kwargs = kwargs
         self.rng = _rng_state() if preserve else None
+        self.autocast = _autocast.snapshot()  # the recomputation casts as the forward did
         self.context = context
         self.check = check
 
@@ -243,7 +244,8 @@ class _Region:
                 # JAX differentiates the recomputation: nothing is recorded on the tape, and
                 # grad mode stays on so that no_grad inside the function stops JAX's gradient
                 t._requires_grad = False
-            with self.context, watching(restorer), enable_grad():
+            with self.context, watching(restorer), enable_grad(), \
+                    _autocast.restored(self.autocast):
                 try:
                     out = self.function(*self.args, **self.kwargs)
                 except jax.errors.JAXTypeError as e:
