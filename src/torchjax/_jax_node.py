@@ -9,15 +9,16 @@ any order: the backward of a JaxSpec node is again a pure function of arrays.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from ._autograd.grad_mode import STATE
 from ._autograd.node import accumulator_of, node_class
 
-_INEXACT_KINDS = "fc"
-
 
 def _inexact(x) -> bool:
-    return getattr(x, "dtype", None) is not None and x.dtype.kind in _INEXACT_KINDS
+    # by JAX's dtype tree, not numpy's kind: bfloat16 and the float8 types have kind "V"
+    dt = getattr(x, "dtype", None)
+    return dt is not None and jnp.issubdtype(dt, jnp.inexact)
 
 
 class JaxSpec:
