@@ -8,15 +8,46 @@ cache holds it. One xdist worker compiles tens of thousands of programs, and Lin
 new mappings past vm.max_map_count (65530 by default): LLVM then crashes the worker inside a
 compile. So when a worker's mappings pass a threshold, the compile caches are dropped (the
 programs recompile on next use); this also keeps each worker's memory bounded.
+
+The persistent compilation cache (torchjax/_compile_cache.py) stays on, in its default per-user
+directory, so a later run of the suite on the same machine loads most programs instead of
+compiling them (docs/performance.md, "Time to first step": cold and warm suite times). Its
+entries are keyed by the compile options too, so the suite's unoptimised programs never reach
+a user's script. A damaged entry is compiled again; the report of it goes to stderr instead
+of through `warnings`, because many tests record the warnings an op emits and compare them
+with PyTorch's, and a cache problem must never fail a test.
 """
 
 import gc
 import os
+import sys
 
 import jax
 import pytest
 
+from torchjax import _compile_cache
+from torchjax._autograd import engine
+
 jax.config.update("jax_disable_most_optimizations", True)
+
+# torchjax turns JAX's x64 mode on only around its own work (src/torchjax/_x64.py). Outside
+# that scope JAX would quietly truncate an explicitly 64-bit array to 32 bits (with a
+# warning); here it raises instead, so a torchjax path that runs outside its scope fails its
+# test rather than giving int32 where PyTorch gives int64.
+jax.config.update("jax_explicit_x64_dtypes", "error")
+
+
+def _cache_problem_to_stderr(msg: str) -> None:
+    print(f"torchjax: {msg}", file=sys.__stderr__)
+
+
+_compile_cache._warn = _cache_problem_to_stderr
+
+# The fused backward compiles on the calling thread, as soon as a graph structure repeats:
+# tests that repeat a graph mean to check the fused program's gradients, and a background
+# compile would leave them to whichever pass happens to find it ready (tests/test_engine.py
+# checks the background mode itself).
+engine.BACKGROUND = False
 
 _MAPS = "/proc/self/maps"
 

@@ -106,6 +106,27 @@ def test_fused_replay_with_explicit_gradient(compiled):
         np.testing.assert_allclose(gb, eb, rtol=1e-5, atol=1e-6)
 
 
+def test_the_fused_program_compiles_on_another_thread_and_takes_over(monkeypatch, compiled):
+    monkeypatch.setattr(engine, "BACKGROUND", True)
+    monkeypatch.setattr(engine, "_compiling", [None])
+    expected = _grads(torch, _shared_dag, reps=2)[-1]
+    a = torchjax.tensor(A, requires_grad=True)
+    b = torchjax.tensor(B, requires_grad=True)
+    for rep in range(60):
+        a.grad = b.grad = None
+        _shared_dag(torchjax, a, b).backward()
+        for g, e in zip((a.grad, b.grad), expected):
+            np.testing.assert_allclose(g.numpy(), e, rtol=1e-5, atol=1e-6)
+        state = engine._seen[compiled[0]] if compiled else None
+        if rep == 1:  # the second pass started the compile and ran node by node
+            assert isinstance(state, engine._Compiling)
+        if rep > 1 and not isinstance(state, engine._Compiling):
+            break  # the fused program took over
+        if rep > 1:
+            state.thread.join()
+    assert callable(engine._seen[compiled[0]]) and len(compiled) == 1
+
+
 def test_fused_replay_still_checks_versions_and_frees_the_graph():
     a = torchjax.tensor(A, requires_grad=True)
     for _ in range(3):

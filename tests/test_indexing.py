@@ -364,3 +364,26 @@ def test_python_int_indices_share_one_program():
     assert indexing._SELECT_INTS[1]._cache_size() == before
     rows[4][1] = -1.0  # still a view of x
     assert x[4, 1].item() == -1.0
+
+
+@pytest.mark.parametrize("key", [range(2), range(0, 4, 2), range(-1, -3, -1), range(0),
+                                 (range(2), range(1, 3)), ((0, 2), slice(None)),
+                                 (slice(None), (1, 3)), ((True, False, True, False),)],
+                         ids=["range", "range step", "range negative", "empty range",
+                              "two ranges", "tuple of ints", "tuple after slice",
+                              "tuple of bools"])
+def test_ranges_and_tuples_index_like_lists(key):
+    both(lambda lib: lib.tensor(X)[key])
+
+
+def test_range_index_in_writes_and_gradients():
+    def run(lib):
+        x = lib.zeros(3, 3)
+        x[range(3), lib.tensor([0, 2, 1])] = 1
+        z = lib.zeros(4)
+        z[range(2)] += 1
+        z[(1, 3), ] = 5
+        w = lib.ones(3, 4, requires_grad=True)
+        (w * 2)[range(3), [0, 1, 2]].sum().backward()
+        return x, z, w.grad
+    both(run)

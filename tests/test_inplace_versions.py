@@ -105,19 +105,10 @@ def _outcome(lib, fn, arrays, target, requires=None):
     return "ok"
 
 
-# What PyTorch saves can depend on the arguments: `x * 2` does not save x (only the gradient
-# of the other operand needs it), `a ** b` saves its result but `a ** 2` does not. The table's
-# `saves` is one static list per row, so these wait for per-gradient saves in the core.
-_STATIC_SAVES = {"mul_scalar-0", "pow-result"}
-
-
 def _params():
     for name, fn, arrays in CASES:
         for target in [*range(len(arrays)), "result"]:
-            pid = f"{name}-{target}"
-            marks = [pytest.mark.xfail(strict=True, reason="static saves")] \
-                if pid in _STATIC_SAVES else []
-            yield pytest.param(fn, arrays, target, id=pid, marks=marks)
+            yield pytest.param(fn, arrays, target, id=f"{name}-{target}")
 
 
 @pytest.mark.parametrize("fn, arrays, target", list(_params()))
@@ -173,8 +164,7 @@ def test_inplace_op_then_change(name, fn, arrays):
 
 
 # PyTorch saves an input only when the gradient that uses it is wanted: `w * x` with x not
-# requiring grad does not save w. The op table's `saves` is static, so torchjax raises there.
-@pytest.mark.xfail(strict=True, reason="saves is static: needs per-gradient saves in the core")
+# requiring grad does not save w (more in test_saved_tensors.py)
 @pytest.mark.parametrize("name, fn", [("mul", lambda lib, a, b: a * b),
                                       ("div", lambda lib, a, b: a / b)])
 def test_conditional_saves(name, fn):

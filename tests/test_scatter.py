@@ -246,8 +246,11 @@ def test_ops_work_on_tracers():
     a = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
     idx = np.array([2, 0, 2, 1], np.int64)
     mask = np.array([[True, False, True, False]] * 3)
-    v, g = jax.jit(f)(a, idx, mask)
-    v2, g2 = f(jnp.asarray(a), jnp.asarray(idx), jnp.asarray(mask))
+    # under a jax.jit of its own, torchjax follows the x64 setting that jit runs with:
+    # int64 indices (and the jnp.asarray of them) need it on
+    with jax.enable_x64(True):
+        v, g = jax.jit(f)(a, idx, mask)
+        v2, g2 = f(jnp.asarray(a), jnp.asarray(idx), jnp.asarray(mask))
     np.testing.assert_allclose(v, v2, rtol=1e-6)
     np.testing.assert_allclose(g, g2, rtol=1e-6)
 

@@ -152,6 +152,41 @@ def test_detach_and_data_share_values():
     assert not dj.requires_grad and xj.requires_grad
 
 
+def test_data_of_a_leaf_is_a_plain_alias_for_initialisation():
+    # what every _init_weights does: in-place initialisation through .data of a parameter
+    def run(lib):
+        lib.manual_seed(0)
+        w = lib.nn.Parameter(lib.ones(2, 3))
+        w.data.normal_(0, 0.02)
+        w.data.uniform_(-1, 1)
+        w.data[0].fill_(3.0)  # a view of the alias is no view of the leaf either
+        w.data.zero_()
+        w.data.fill_(1.0)
+        w.data.copy_(lib.full((2, 3), 2.0))
+        w.data.mul_(lib.tensor(0.5, requires_grad=True).detach())
+        w.detach().add_(1.0)
+        (w * 3).sum().backward()
+        return w, w.grad, w.is_leaf, w.grad_fn
+
+    (wt, gt, lt, ft), (wj, gj, lj, fj) = both(run)
+    same(wt, wj)
+    same(gt, gj)
+    assert (lj, fj) == (lt, ft) == (True, None)
+
+
+def test_detached_alias_keeps_no_history_after_writes_to_its_base():
+    def run(lib):
+        x = lib.ones(3, requires_grad=True) * 1
+        d, e = x.detach(), x.data
+        x.mul_(2)  # the base gets a new grad_fn; its aliases stay detached
+        return d.requires_grad, d.grad_fn, e.requires_grad, d._is_view(), d, e
+
+    got, want = both(run)
+    assert got[:4] == want[:4] == (False, None, False, False)
+    same(got[4], want[4])
+    same(got[5], want[5])
+
+
 def test_version_counters_are_shared():
     def run(lib):
         x = base(lib)

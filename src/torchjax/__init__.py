@@ -9,9 +9,9 @@
 
 import jax as _jax
 
-# 64-bit types (int64 indices, float64) are PyTorch's defaults for many results; every array
-# torchjax makes passes an explicit dtype, so the defaults stay PyTorch's.
-_jax.config.update("jax_enable_x64", True)
+# 64-bit types (int64 indices, float64) are PyTorch's defaults for many results, so torchjax
+# needs JAX's x64 mode; it is not set for the process here but turned on around torchjax's
+# own work (_x64.py), so the user's own JAX code keeps JAX's defaults.
 
 # Eager mode runs many tiny XLA programs. On the CPU backend JAX hands each one to a worker
 # thread, and on small tensors that hand-off costs more than the program itself (about 2x on
@@ -24,6 +24,13 @@ if _os.environ.get("TORCHJAX_CPU_ASYNC_DISPATCH", "0") != "1":
         _jax.config.update("jax_cpu_enable_async_dispatch", False)
     except AttributeError:  # a JAX without the option: its default dispatch is kept
         pass
+
+# Compiled programs are kept on disk for the next process, and compile work is counted
+# (torchjax.compile_stats, TORCHJAX_LOGS=compiles): _compile_cache.py, _compile_stats.py.
+from . import _compile_cache  # noqa: E402
+
+_compile_cache.configure(_jax)
+from ._compile_stats import compile_stats  # noqa: E402
 
 from . import _dtypes  # noqa: E402
 from ._dtypes import (  # noqa: E402,F401
@@ -58,7 +65,7 @@ cfloat = complex64
 cdouble = complex128
 
 from . import (
-    _dispatch,  # noqa: E402
+    _generate,  # noqa: E402
     _ops,  # noqa: E402  (registers the op table)
 )
 from ._autograd.anomaly import (  # noqa: E402
@@ -94,11 +101,30 @@ from ._creation import (  # noqa: E402
     randn,
     randn_like,
     randperm,
+    scalar_tensor,
     tensor,
     zeros,
     zeros_like,
 )
-from ._device import device  # noqa: E402
+from ._creation import asarray  # noqa: E402
+from ._creation import range as range  # noqa: E402,A004
+from ._device import device, get_default_device, set_default_device  # noqa: E402
+from ._settings import *  # noqa: E402,F403
+from ._legacy_types import set_default_tensor_type, tensortype  # noqa: E402
+from ._legacy_types import CPU as _LEGACY_TYPES  # noqa: E402
+
+globals().update(_LEGACY_TYPES)  # torch.FloatTensor, torch.LongTensor, ...
+from ._layout import (  # noqa: E402
+    _mkldnn,
+    jagged,
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from ._random import (  # noqa: E402
     Generator,
     default_generator,
@@ -110,8 +136,8 @@ from ._random import (  # noqa: E402
 )
 from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 
-_dispatch.install(globals())
-_dispatch.install_functions(globals())
+_generate.install(globals())
+_generate.install_functions(globals())
 
 from . import _inplace_random  # noqa: E402
 
@@ -124,6 +150,8 @@ from . import autograd, cuda, fft, interop, linalg, nn, optim, special, testing,
 from . import func  # noqa: E402
 from . import compiler, _dynamo  # noqa: E402
 from .compiler import compile  # noqa: E402
+from .nn.modules.module import _typename as typename  # noqa: E402
+from .func import vmap  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402

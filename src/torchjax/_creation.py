@@ -5,13 +5,15 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _random
+from . import _device, _dtypes, _layout, _meta, _one_off, _random
 from ._tensor import Tensor
+from ._x64 import scope_functions, scoped
 
 
 def _sizes(size, negative_msg: str | None = None) -> tuple:
@@ -33,9 +35,74 @@ def _sizes(size, negative_msg: str | None = None) -> tuple:
     return tuple(out)
 
 
+def _size_of(args, size, fname, negative_msg=None) -> tuple:
+    """A factory's shape, in any of PyTorch's call forms: zeros(2, 3), zeros((2, 3)),
+    zeros([2, 3]), zeros(torch.Size([2, 3])) or zeros(size=(2, 3))."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{fname}() got multiple values for argument 'size'")
+        args = (size,)
+    elif len(args) > 1 and any(isinstance(a, (tuple, list)) for a in args):
+        raise TypeError(f"{fname}() takes 1 positional argument but {len(args)} were given")
+    return _sizes(args, negative_msg)
+
+
+def _target(device):
+    """The device a factory puts its result on: the one given, else the default device
+    (torch.set_default_device, `with torch.device(...)`), else None: JAX's default."""
+    return device if device is not None else _device.default_device()
+
+
+def _make(shape, d, device, requires_grad, fill, out=None, fname="", layout=None) -> Tensor:
+    """A factory's result: fill(d) -> array of `shape`, on `device` (already resolved), or
+    only the shape and dtype on the meta device; written into `out` when given."""
+    _layout.check(layout, fname)
+    if out is not None:
+        d = _out_dtype(d, out, fname)
+    if _device.is_meta(device):
+        t = _finish(_meta.array(shape, d.np), None, requires_grad)
+    else:
+        t = _finish(fill(d), device, requires_grad)
+    return t if out is None else _into(out, t, fname)
+
+
+def _out_dtype(d, out, fname):
+    """out= decides the dtype when none is given; a different one given is an error."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if d is None:
+        return out.dtype
+    if d is not out.dtype:
+        raise RuntimeError(f"dtype {_dtypes.SCALAR_NAMES[d.name]} does not match dtype of out "
+                           f"parameter ({_dtypes.SCALAR_NAMES[out.dtype.name]})")
+    return d
+
+
+def _into(out: Tensor, t: Tensor, fname: str) -> Tensor:
+    """Write a factory's result into out= (resized when its shape differs) and return out."""
+    if out._data.shape != t._data.shape and out._base is None:
+        out._data = t._data
+        out._counter()[0] += 1
+    else:
+        out._write(t._data)
+    return out
+
+
 def _finish(arr, device, requires_grad) -> Tensor:
+    if _device.is_meta(device):
+        arr = _meta.like(arr)
+        device = None
     if device is not None:
-        arr = jax.device_put(arr, _device.jax_device(device))
+        dev = _device.jax_device(device)
+        # An uncommitted array already on that device stays uncommitted. device_put would
+        # commit it without moving it, and JAX compiles a program again for committed inputs:
+        # an LSTM's `zeros(..., device=input.device)` state made every result downstream
+        # committed, so step 2 recompiled the forward, backward and optimizer programs that
+        # step 1 had compiled for the uncommitted parameters.
+        # (a traced value, inside a compiled step, has no placement to keep)
+        if (isinstance(arr, jax.core.Tracer) or getattr(arr, "committed", True)
+                or arr.devices() != {dev}):
+            arr = jax.device_put(arr, dev)
     t = Tensor._wrap(arr)
     if requires_grad:
         if not jnp.issubdtype(arr.dtype, jnp.inexact):
@@ -101,6 +168,7 @@ def _infer(data):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of `data` (numbers, nested lists, arrays or tensors)."""
+    device = _target(device)
     arr, inferred = _infer(data)
     d = inferred if dtype is None else _dtypes.to_dtype(dtype)
     if (not d.is_floating_point and not d.is_complex and np.issubdtype(np.asarray(arr).dtype,
@@ -117,25 +185,53 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         t = data if dtype is None else data.to(_dtypes.to_dtype(dtype))
         return t if device is None else t.to(device)
-    return tensor(data, dtype=dtype, device=device)
+    return tensor(data, dtype=dtype, device=_target(device))
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """obj as a tensor: a tensor itself when no conversion or copy is asked, else as
+    as_tensor() makes it."""
+    if isinstance(obj, Tensor):
+        t = obj.to(dtype=dtype, device=device)
+        if copy and t is obj:
+            t = obj.clone()
+    else:
+        t = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False) -> Tensor:
+    """A 0-d tensor holding the number s, of the default float dtype unless dtype is given."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    d = _dtype_or_default(dtype)
+    return _make((), d, _target(device), requires_grad, lambda d: _full_array((), s, d),
+                 fname="scalar_tensor", layout=layout)
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray
-    return Tensor._wrap(jnp.asarray(np.array(ndarray, copy=True)))
+    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray.
+    # device_put, not jnp.asarray: jax 0.10's asarray of an ndarray runs a `stage` program,
+    # compiled once per shape; device_put compiles nothing
+    return Tensor._wrap(jax.device_put(np.array(ndarray, copy=True)))
 
 
 def legacy_new(*args, dtype=None, device=None) -> Tensor:
     """torch.Tensor(...): sizes give an uninitialised float tensor, data gives a float copy."""
+    # PyTorch's legacy constructor ignores the default device
     d = _dtype_or_default(dtype)
     if not args:
         return _finish(jnp.zeros((0,), d.np), device, False)
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)) and not (
             isinstance(args[0], (tuple, list)) and type(args[0]).__name__ == "Size"):
-        return tensor(args[0], dtype=d, device=device)
-    return zeros(*args, dtype=d, device=device)
+        arr, _ = _infer(args[0])
+        return _finish(jnp.asarray(np.asarray(arr), dtype=d.np), device, False)
+    return _make(_sizes(args), d, device, False, lambda d: _full_array(_sizes(args), 0, d))
 
 
 # -- filled ------------------------------------------------------------------------------------
@@ -146,33 +242,53 @@ def _filled(shape, value, np_dtype):
 
 
 def _full_array(shape, value, d):
+    # zeros and ones only: they are exact in every dtype, where NumPy and JAX could convert
+    # another fill value differently (an out-of-range integer, a NaN into an integer dtype)
+    if (value == 0 or value == 1) and type(value) in (int, float, bool) and _one_off.few(
+            ("full", shape, value, d.np), math.prod(shape)):
+        return _one_off.to_device(np.full(shape, value, d.np))
     return _filled(shape, value, d.np)()
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False) -> Tensor:
-    d = _dtype_or_default(dtype)
-    shape = _sizes(size, "zeros: Dimension size must be non-negative.")
-    return _finish(_full_array(shape, 0, d), device, requires_grad)
+def _given(dtype):
+    return None if dtype is None else _dtypes.to_dtype(dtype)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False) -> Tensor:
+    shape = _size_of(args, size, "zeros", "zeros: Dimension size must be non-negative.")
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    return _make(shape, d, _target(device), requires_grad,
+                 lambda d: _full_array(shape, 0, d), out, "zeros", layout)
+
+
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False) -> Tensor:
-    d = _dtype_or_default(dtype)
-    return _finish(_full_array(_sizes(size), 1, d), device, requires_grad)
+    shape = _size_of(args, size, "ones")
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    return _make(shape, d, _target(device), requires_grad,
+                 lambda d: _full_array(shape, 1, d), out, "ones", layout)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None) -> Tensor:
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False, memory_format=None) -> Tensor:
+    """Uninitialised in PyTorch; zeros here (JAX has no uninitialised memory)."""
+    shape = _size_of(args, size, "empty")
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    return _make(shape, d, _target(device), requires_grad,
+                 lambda d: _full_array(shape, 0, d), out, "empty", layout)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False) -> Tensor:
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    d = _dtypes.to_dtype(dtype) if dtype is not None else _dtypes._scalar_dtype(fill_value)
-    return _finish(_full_array(_sizes((size,)), fill_value, d), device, requires_grad)
+    shape = _sizes((size,))
+    d = _given(dtype)
+    if d is None and out is None:
+        d = _dtypes._scalar_dtype(fill_value)
+    return _make(shape, d, _target(device), requires_grad,
+                 lambda d: _full_array(shape, fill_value, d), out, "full", layout)
 
 
 def _like(input: Tensor, dtype, device):
@@ -186,24 +302,28 @@ def _like(input: Tensor, dtype, device):
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _finish(_full_array(shape, 0, d), dev, requires_grad)
+    return _make(shape, d, dev, requires_grad, lambda d: _full_array(shape, 0, d),
+                 fname="zeros_like", layout=layout)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _finish(_full_array(shape, 1, d), dev, requires_grad)
+    return _make(shape, d, dev, requires_grad, lambda d: _full_array(shape, 1, d),
+                 fname="ones_like", layout=layout)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros_like(input, dtype=dtype, layout=layout, device=device,
+                      requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _finish(_full_array(shape, fill_value, d), dev, requires_grad)
+    return _make(shape, d, dev, requires_grad, lambda d: _full_array(shape, fill_value, d),
+                 fname="full_like", layout=layout)
 
 
 # -- ranges ------------------------------------------------------------------------------------
@@ -218,19 +338,44 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if dtype is None:
+    if dtype is None and out is None:
         is_float = any(isinstance(v, float) for v in vals)
         d = _dtypes.get_default_dtype() if is_float else _dtypes.int64
     else:
-        d = _dtypes.to_dtype(dtype)
+        d = _given(dtype)
     n = math.ceil((end - start) / step)
-    arr = start + np.arange(n, dtype=np.float64 if d.is_floating_point else np.int64) * step
-    return _finish(jnp.asarray(arr, dtype=d.np), device, requires_grad)
+
+    def fill(d):
+        arr = start + np.arange(n, dtype=np.float64 if d.is_floating_point else np.int64) * step
+        return jnp.asarray(arr, dtype=d.np)
+    return _make((n,), d, _target(device), requires_grad, fill, out, "arange", layout)
+
+
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False) -> Tensor:
+    """Deprecated in PyTorch: start to end *inclusive* by step, default float dtype."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=3)  # 3: past the x64 scope's wrapper (scope_functions below)
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    n = int(builtins.max(0, math.floor((end - start) / step) + 1))
+
+    def fill(d):
+        arr = start + np.arange(n, dtype=np.float64) * step
+        return jnp.asarray(arr, dtype=d.np)
+    return _make((n,), d, _target(device), requires_grad, fill, out, "range", layout)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False) -> Tensor:
-    d = _dtype_or_default(dtype)
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    if out is not None:
+        d = _out_dtype(d, out, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
@@ -244,18 +389,25 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         arr = np.full((steps,), start, dtype=np.float64)
     if not (d.is_floating_point or d.is_complex):
         arr = np.trunc(arr)
-    return _finish(jnp.asarray(arr, dtype=d.np), device, requires_grad)
+    return _make((steps,), d, _target(device), requires_grad,
+                 lambda d: jnp.asarray(arr, dtype=d.np), out, "linspace", layout)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    lin = linspace(start, end, steps, dtype=_dtypes.float64)
-    d = _dtype_or_default(dtype)
-    return _finish(jnp.power(base, lin._data).astype(d.np), device, requires_grad)
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+
+    def fill(d):
+        lin = linspace(start, end, steps, dtype=_dtypes.float64, device=device)
+        return jnp.power(base, lin._data).astype(d.np)
+    return _make((steps,), d, _target(device), requires_grad, fill, out, "logspace", layout)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    d = _dtype_or_default(dtype)
-    return _finish(jnp.eye(n, n if m is None else m, dtype=d.np), device, requires_grad)
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    m = n if m is None else m
+    return _make((n, m), d, _target(device), requires_grad,
+                 lambda d: jnp.eye(n, m, dtype=d.np), out, "eye", layout)
 
 
 # -- random ------------------------------------------------------------------------------------
@@ -276,34 +428,37 @@ def _sampler(kind, shape, np_dtype):
     return jax.jit(f)
 
 
+@scoped  # also reached from outside the factories (Tensor.uniform_, make_tensor)
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
     n = math.prod(shape)
-    if kind in ("uniform", "normal") and 0 < n <= _BUCKETED_UP_TO:
-        # A sampler compiles for seconds, a slice in milliseconds: draw a power-of-two
-        # count and cut it to shape, so building a model compiles one sampler per size
-        # class instead of one per parameter shape.
-        size = max(1024, 1 << (n - 1).bit_length())
-        flat = _sampler(kind, (size,), d.np)(key, offset, a, b)
-        return jax.lax.slice(flat, (0,), (n,)).reshape(shape)
+    if kind in ("uniform", "normal") and n > 0 and _one_off.few(("sample", kind, shape, d.np), n):
+        # A sampler compiles for about a second, and building a model draws once per
+        # parameter shape: draw a size class and cut it to shape on the host, so a model
+        # compiles a sampler per size class (two or three), not one per shape. Threefry's
+        # draws are counter-based (jax_threefry_partitionable, JAX's default), so the first
+        # n values of a larger draw are those a draw of n gives: the cut changes no value.
+        # A shape drawn again and again (noise in a loop) gets its own exact sampler.
+        flat = _sampler(kind, (_one_off.size_class(n),), d.np)(key, offset, a, b)
+        return _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
     return _sampler(kind, shape, d.np)(key, offset, a, b)
 
 
-_BUCKETED_UP_TO = 1 << 24
-
-
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False) -> Tensor:
-    d = _dtype_or_default(dtype)
-    return _finish(_sample("uniform", _sizes(size), d, generator, 0.0, 1.0), device,
-                   requires_grad)
+    shape = _size_of(args, size, "rand")
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    return _make(shape, d, _target(device), requires_grad,
+                 lambda d: _sample("uniform", shape, d, generator, 0.0, 1.0), out, "rand", layout)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False) -> Tensor:
-    d = _dtype_or_default(dtype)
-    return _finish(_sample("normal", _sizes(size), d, generator, 0.0, 1.0), device,
-                   requires_grad)
+    shape = _size_of(args, size, "randn")
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    return _make(shape, d, _target(device), requires_grad,
+                 lambda d: _sample("normal", shape, d, generator, 0.0, 1.0), out, "randn",
+                 layout)
 
 
 def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -324,37 +479,46 @@ def randint(*args, generator=None, out=None, dtype=None, layout=None, device=Non
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
-    return _finish(_sample("randint", _sizes((size,)), d, generator, int(low), int(high)),
-                   device, requires_grad)
+    d = _dtypes.int64 if dtype is None and out is None else _given(dtype)
+    shape = _sizes((size,))
+    return _make(shape, d, _target(device), requires_grad,
+                 lambda d: _sample("randint", shape, d, generator, int(low), int(high)), out,
+                 "randint", layout)
 
 
 def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False) -> Tensor:
     """A random permutation of 0..n-1."""
-    d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
-    return _finish(_sample("randperm", (int(n),), d, generator, 0, 0), device, requires_grad)
+    d = _dtypes.int64 if dtype is None and out is None else _given(dtype)
+    return _make((int(n),), d, _target(device), requires_grad,
+                 lambda d: _sample("randperm", (int(n),), d, generator, 0, 0), out, "randperm",
+                 layout)
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _finish(_sample("uniform", shape, d, generator, 0.0, 1.0), dev, requires_grad)
+    return _make(shape, d, dev, requires_grad,
+                 lambda d: _sample("uniform", shape, d, generator, 0.0, 1.0),
+                 fname="rand_like", layout=layout)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None) -> Tensor:
     shape, d, dev = _like(input, dtype, device)
-    return _finish(_sample("normal", shape, d, generator, 0.0, 1.0), dev, requires_grad)
+    return _make(shape, d, dev, requires_grad,
+                 lambda d: _sample("normal", shape, d, generator, 0.0, 1.0),
+                 fname="randn_like", layout=layout)
 
 
-def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
-                 requires_grad=False) -> Tensor:
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
+                 device=None, requires_grad=False, memory_format=None) -> Tensor:
     if high is None:
         low, high = 0, low
     shape, d, dev = _like(input, dtype, device)
-    return _finish(_sample("randint", shape, d, generator, int(low), int(high)), dev,
-                   requires_grad)
+    return _make(shape, d, dev, requires_grad,
+                 lambda d: _sample("randint", shape, d, generator, int(low), int(high)),
+                 fname="randint_like", layout=layout)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
@@ -372,9 +536,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                         "numbers")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    d = _dtype_or_default(dtype)
-    return _finish(_sample("normal", _sizes((size,)), d, generator, float(mean), float(std)),
-                   device, requires_grad)
+    d = _given(dtype) if out is not None else _dtype_or_default(dtype)
+    shape = _sizes((size,))
+    # PyTorch's normal() ignores the default device
+    return _make(shape, d, device, requires_grad,
+                 lambda d: _sample("normal", shape, d, generator, float(mean), float(std)), out,
+                 "normal", layout)
 
 
 _ = builtins
+
+# every factory makes arrays of PyTorch's dtypes (int64, float64): run them in the x64 scope
+scope_functions(globals())

@@ -6,8 +6,8 @@ the backward needs, and its backward is a cached jitted function that re-runs th
 jax.vjp. XLA drops whatever part of the recomputation the gradient does not use, so this
 costs one XLA call per node and no eager jax.vjp ever (DESIGN.md, measured costs).
 
-Also generates torchjax.<op>, Tensor.<op>, Tensor.<op>_ and the operator dunders from the
-op table.
+The row as a pure function and its backward are in _pure.py; the public functions, methods
+and operators generated from the table are in _generate.py.
 """
 
 from __future__ import annotations
@@ -19,13 +19,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _meta, _saves
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
 from ._ops._registry import OPS, OpDef
+from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure, _spec_for
 from ._tensor import Tensor
-from ._view_grad import record_copy_slices, regenerate_views, run_spec
+from ._view_grad import record_copy_slices, regenerate_views
+from ._x64 import EVAL as _EVAL
+from ._x64 import KEPT as _KEPT
+from ._x64 import TRACE as _TRACE
+from ._x64 import X64 as _X64
+from ._x64 import Allowed as _Allowed
+from ._x64 import allow as _allow
 
 _STATE = grad_mode.STATE
 try:  # the class of a concrete jax array, named without making one: importing torchjax must
@@ -36,18 +43,16 @@ except ImportError:  # moved in a newer jax: every result then takes the grad-mo
 # torchjax.utils.checkpoint sets this to a callable while it discovers which tensors a
 # region reads: called with each op's dynamic arguments before the op runs
 CAPTURE = None
-_SCALARS = (bool, int, float, complex, np.number, np.bool_)
 _INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64,
                                              jnp.complex64, jnp.complex128))
-_T, _L, _S = 0, 1, 2  # kinds of dynamic parameters: tensor, tensor list, scalar
 
 
 class _Prepared:
     """Per-row data the hot path needs, computed once."""
 
-    __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "saves_pos",
-                 "saves_result", "out_cls", "promote_kinds", "result_grad", "check",
-                 "grad_of")
+    __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "plan",
+                 "has_saved", "out_cls", "promote_kinds", "result_grad", "check", "grad_of",
+                 "saves_of", "plans")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -67,17 +72,31 @@ class _Prepared:
         needs = op.needs
         self.needs_pos = None if needs is None else frozenset(
             i for i, n in enumerate(self.names) if n in needs)
-        saves = op.saves if op.saves is not None else (needs if needs is not None else None)
-        if saves is None:
-            self.saves_pos = tuple(i for i, k in enumerate(self.kinds) if k != _S)
-            self.saves_result = False
+        self.saves_of = None
+        if callable(op.saves):  # chosen per call (plan_for); every choice saves something
+            self.saves_of = _bind_arguments(op, op.saves)
+            self.plans = {}
+            self.plan = None
+            self.has_saved = True
         else:
-            self.saves_pos = tuple(i for i, n in enumerate(self.names) if n in saves)
-            self.saves_result = "result" in saves
+            self.plan = self._plan(op.saves if op.saves is not None else op.needs)
+            p = self.plan
+            self.has_saved = bool(p.always or p.conditional or p.result)
         self.result_grad = op.result_grad
         self.out_cls = None
         if op.out_names:
             self.out_cls = _return_type(op.name, op.out_names)
+
+    def _plan(self, saves):
+        return _saves.plan(saves, self.op, self.names, tuple(k == _S for k in self.kinds))
+
+    def plan_for(self, dyn, stat):
+        """The save plan of a row whose saves depend on the call (one per choice)."""
+        saves = self.saves_of(dyn, stat)
+        got = self.plans.get(id(saves))
+        if got is None:
+            got = self.plans[id(saves)] = (saves, self._plan(saves))
+        return got[1]
 
 
 _RETURN_TYPES: dict = {}
@@ -98,36 +117,6 @@ def _return_type(name, fields):
 
 PREPARED: dict[str, _Prepared] = {}
 FUNCTIONS: dict = {}
-
-
-def _cast(v, dtype):
-    if v is None:
-        return None
-    return jnp.asarray(v, dtype=dtype.np) if v.__class__ in _SCALARS or v.dtype != dtype.np \
-        else v
-
-
-def _make_pure(prep: _Prepared, stat: tuple, cd, out_cast):
-    """The row's function of dynamic arrays, with statics bound and inputs cast to cd."""
-    op = prep.op
-    static_kw = dict(zip(op.statics, stat))
-    names, kinds, fn = prep.names, prep.promote_kinds, op.fn
-
-    def pure(*dyn):
-        kw = dict(static_kw)
-        for n, k, v in zip(names, kinds, dyn):
-            if cd is not None:
-                if k == _T:
-                    v = _cast(v, cd)
-                elif k == _L:
-                    v = tuple(_cast(x, cd) for x in v)
-            kw[n] = v
-        out = fn(**kw)
-        if out_cast is not None:
-            out = out.astype(out_cast.np)
-        return out
-
-    return pure
 
 
 def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
@@ -155,16 +144,6 @@ def _types(stat):
     if tuple in types:
         return tuple(_types(v) if type(v) is tuple else k for v, k in zip(stat, types))
     return types
-
-
-def _hashable(v):
-    if isinstance(v, (list, tuple)):
-        return tuple(_hashable(x) for x in v)
-    if isinstance(v, Tensor):
-        raise TypeError("expected a Python value here, got a Tensor")
-    if isinstance(v, np.ndarray):
-        return tuple(v.tolist())
-    return v
 
 
 # -- argument unwrapping and dtype promotion -------------------------------------------------
@@ -313,25 +292,36 @@ def _node_cls(prep, dyn, stat, inplace=False):
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
-    if CAPTURE is not None:
-        CAPTURE(dyn)
-    if prep.check is not None:
-        prep.check(dyn, stat)
-    got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
-    if got is not None:
-        arrays, rg, cd = got
-    else:
-        arrays, rg = _unwrap(prep, dyn)
-        cd = _compute_dtype(prep, dyn, stat)
+    # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a
+    # wrapper would add a frame to the stack its warnings point into
+    x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
     try:
-        out = _fwd_for(prep, stat, cd)(*arrays)
-    except (TypeError, ValueError, IndexError) as e:
-        _explain(prep, dyn, stat, e)
-    if rg and _STATE.grad_enabled and prep.op.differentiable:
-        return _record(prep, dyn, arrays, stat, cd, out)
-    if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
-        out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
-    return _wrap_outputs(prep, dyn, stat, out, None)
+        if CAPTURE is not None:
+            CAPTURE(dyn)
+        if prep.check is not None:
+            prep.check(dyn, stat)
+        got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
+        if got is not None:
+            arrays, rg, cd = got
+        else:
+            arrays, rg = _unwrap(prep, dyn)
+            cd = _compute_dtype(prep, dyn, stat)
+        try:
+            out = _fwd_for(prep, stat, cd)(*arrays)
+        except (TypeError, ValueError, IndexError) as e:
+            if not _meta.any_meta(arrays):
+                _explain(prep, dyn, stat, e)
+            # shapes and dtypes only; the node is recorded (grad_fn, requires_grad) but a
+            # backward through it has no values to run on
+            out = _meta.evaluate(_make_pure(prep, stat, cd, None), arrays)
+        if rg and _STATE.grad_enabled and prep.op.differentiable:
+            return _record(prep, dyn, arrays, stat, cd, out)
+        if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
+            out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
+        return _wrap_outputs(prep, dyn, stat, out, None)
+    finally:
+        if x64 is not _KEPT:
+            _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
 
 
 def stop_traced(out):
@@ -385,6 +375,9 @@ def _make_view(t: Tensor, src: Tensor, link):
     base = src._base if src._base is not None else src
     t._base = base
     t._view_chain = (src._view_chain or ()) + link if src._base is not None else link
+    t._detached = src._detached  # a view of a detach()/.data alias is outside autograd too
+    # a view of a normal tensor taken under inference_mode is a normal tensor, as in PyTorch
+    t._inference = src._inference
     t._vc = base._counter()
     if base._views is None:
         base._views = []
@@ -411,6 +404,14 @@ def _edges_and_diff(prep, dyn):
                     diff.append((i, j))
                 edges.append(e)
     return tuple(edges), tuple(diff)
+
+
+def _inference_saved():
+    raise RuntimeError(
+        "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+        "inference mode in computation tracked by autograd. To work around this, you can make "
+        "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
+        "instead of `torch.inference_mode()`.")
 
 
 def _describe(t: Tensor):
@@ -444,9 +445,12 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
             edges.append(None)
             saved.append(a)
     versions = []
-    for i in prep.saves_pos:
+    plan = prep.plan or prep.plan_for(dyn, stat)
+    for i in plan.positions(dyn):
         v = dyn[i]
         if isinstance(v, Tensor):
+            if v._inference:
+                _inference_saved()
             vc = v._vc
             if vc is None:
                 vc = v._vc = [0]
@@ -456,14 +460,14 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
         saved, unsaved = [out], ()
     spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
     node = _node_cls(prep, dyn, stat)(spec, tuple(saved), edges, (), 1,
-                                      has_saved=bool(prep.saves_pos) or prep.saves_result)
+                                      has_saved=prep.has_saved)
     t = Tensor._wrap(out)
     if out.dtype in _INEXACT:
         t._requires_grad = True
         t._grad_fn = node
     if prep.op.view:
         _make_view(t, dyn[0], ((prep.op, _key_stat(stat)),))
-    if prep.saves_result:
+    if plan.result and plan.saves_result(dyn):
         vc = t._vc = [0]
         versions.append((vc, 0, out.aval))
     node._versions = tuple(versions)
@@ -498,24 +502,29 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
         saved = tuple(saved)
         unsaved = tuple(unsaved)
     versions = []
-    for i in prep.saves_pos:
+    plan = prep.plan or prep.plan_for(dyn, stat)
+    for i in plan.positions(dyn):
         v = dyn[i]
         if isinstance(v, Tensor):
+            if v._inference:
+                _inference_saved()
             if v is inplace_self:
                 continue  # its new version is checked through "result"
             versions.append((v._counter(), v._version, _describe(v)))
         elif prep.kinds[i] == _L:
+            if any(x._inference for x in v):
+                _inference_saved()
             versions.extend((x._counter(), x._version, _describe(x)) for x in v)
     if _from_result(prep, cd):
         saved, unsaved = (out,), ()
     spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
     n_out = len(out) if isinstance(out, (tuple, list)) else 1
     node = _node_cls(prep, dyn, stat, inplace_self is not None)(spec, saved, edges, (), n_out,
-                                      has_saved=bool(prep.saves_pos) or prep.saves_result)
+                                                                has_saved=prep.has_saved)
     if inplace_self is not None:
         return node, versions
     result = _wrap_outputs(prep, dyn, stat, out, node)
-    if prep.saves_result:
+    if plan.result and plan.saves_result(dyn):
         r = result if isinstance(result, Tensor) else result[0]
         versions.append((r._counter(), r._version, _describe(r)))
     node._versions = tuple(versions)
@@ -537,186 +546,66 @@ def _pack_saved(node, dyn, result, from_result):
 _SAVED_HOOKS = _saved_hooks.STATE
 
 
-# -- backward specs --------------------------------------------------------------------------
-
-def _conj_complex(xs):
-    return tuple(jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x for x in xs)
-
-
-def pytorch_complex_convention(pure):
-    """A node's backward with PyTorch's convention for complex gradients.
-
-    For complex tensors PyTorch's gradients are the conjugates of the cotangents jax.vjp
-    works with, so complex cotangents are conjugated on the way into the VJP and complex
-    gradients on the way out. Real arrays pass through untouched (the check is on static
-    dtypes, so it costs nothing in the compiled program); between two nodes the two
-    conjugations cancel."""
-
-    def wrapped(saved, cts):
-        return _conj_complex(pure(saved, _conj_complex(cts)))
-
-    return wrapped
-
-
-def _from_result(prep, cd) -> bool:
-    """Whether this call's backward reads the result (the row's result_grad) instead of
-    re-running the op; only for real floating results, where the rule needs no conjugation."""
-    return prep.result_grad is not None and cd is not None and cd.is_floating_point
-
-
-def vjp_of_inexact(f, primals, cts):
-    """The vjp of f at primals for cotangents `cts` (one per output of f, None for none):
-    integer and boolean outputs take no cotangent, missing ones are zeros."""
-    kept = []  # which outputs are differentiable, found while tracing
-
-    def g(*d):
-        outs = f(*d)
-        if isinstance(outs, (tuple, list)):
-            kept[:] = [k for k, o in enumerate(outs) if jnp.issubdtype(o.dtype, jnp.inexact)]
-            return tuple(outs[k] for k in kept)
-        return outs
-
-    outs, vjp = jax.vjp(g, *primals)
-    if isinstance(outs, tuple):
-        ct = tuple(cts[k] if cts[k] is not None else jnp.zeros_like(o)
-                   for k, o in zip(kept, outs))
-    else:
-        ct = cts[0] if cts[0] is not None else jnp.zeros_like(outs)
-    return vjp(ct)
-
-
-class BackwardSpec:
-    """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
-
-    # slots: per gradient, where its input sits in the saved tuple and its edge (create_graph)
-    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots")
-
-    def __init__(self, prep, stat, cd, out_cast, diff, unsaved, n_edges):
-        fwd = _make_pure(prep, stat, cd, out_cast)
-        self.n_edges = n_edges
-        self.edge_of = _edge_index(prep, diff, n_edges)
-        self.slots = tuple((i, j, e) for (i, j), e in zip(diff, self.edge_of))
-        if _from_result(prep, cd):
-            rule = prep.result_grad
-            self.slots = ((0, -1, -1),)  # the saved result, reached through the node itself
-            self.pure = lambda saved, cts: (rule(saved[0], cts[0]),)
-            self.jit = jax.jit(self.pure)
-            return
-
-        def pure(saved, cts):
-            args = [list(a) if isinstance(a, tuple) else a for a in saved]
-            for i, j, shape, dt in unsaved:  # inputs whose values the gradient does not use
-                z = jnp.zeros(shape, dt)
-                if j < 0:
-                    args[i] = z
-                else:
-                    args[i][j] = z
-
-            def g(*d):
-                a = [list(x) if isinstance(x, list) else x for x in args]
-                for (i, j), v in zip(diff, d):
-                    if j < 0:
-                        a[i] = v
-                    else:
-                        a[i][j] = v
-                return fwd(*(tuple(x) if isinstance(x, list) else x for x in a))
-
-            return vjp_of_inexact(g, [args[i] if j < 0 else args[i][j] for i, j in diff], cts)
-
-        self.pure = pytorch_complex_convention(pure)
-        self.jit = jax.jit(self.pure)
-
-    def run(self, saved, cts):
-        return run_spec(self, saved, cts)
-
-
-_SPECS: dict = {}
-
-
-def _spec_for(prep, stat, cd, out_cast, diff, unsaved, n_edges):
-    key = (prep, stat, tuple(map(type, stat)), cd, out_cast, diff, unsaved, n_edges)
-    try:
-        spec = _SPECS.get(key)
-    except TypeError:
-        stat = _hashable(stat)
-        key = (prep, stat, tuple(map(type, stat)), cd, out_cast, diff, unsaved, n_edges)
-        spec = _SPECS.get(key)
-    if spec is None:
-        spec = _SPECS[key] = BackwardSpec(prep, key[1], cd, out_cast, diff, unsaved, n_edges)
-    return spec
-
-
-def _edge_index(prep, diff, n_edges):
-    # Edges are laid out per dynamic position: one for a tensor, len(list) for a list.
-    # diff lists (i, j) in the same order, so walk both together.
-    n_list = n_edges - sum(1 for k in prep.kinds if k == _T)
-    idx = []
-    for i, j in diff:
-        e = 0
-        for p, k in enumerate(prep.kinds):
-            if p == i:
-                e += 0 if j < 0 else j
-                break
-            if k == _T:
-                e += 1
-            elif k == _L:
-                e += n_list
-        idx.append(e)
-    return tuple(idx)
-
-
 # -- in-place variants -----------------------------------------------------------------------
 
 def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     """Tensor.<op>_: compute as the out-of-place op, cast to self's dtype, write in place."""
-    if CAPTURE is not None:
-        CAPTURE(dyn)
-    self = dyn[0]
-    if not isinstance(self, Tensor):
-        raise TypeError(f"{prep.op.name}_(): self must be a Tensor")
-    if prep.check is not None:
-        prep.check(dyn, stat)
-    arrays, rg = _unwrap(prep, dyn)
-    grad_on = _STATE.grad_enabled
-    if grad_on and self._requires_grad and self._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    cd = _compute_dtype(prep, dyn, stat)
-    sd = self.dtype
-    if cd is not None and cd is not sd and not _dtypes.can_cast(cd, sd):
-        raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
-                           f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
-    out_cast = sd  # the result takes self's dtype (a no-op cast when it already has it)
+    # torchjax's x64 scope, entered inline as in dispatch
+    x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
     try:
-        out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
-    except (TypeError, ValueError, IndexError) as e:
-        _explain(prep, dyn, stat, e)
-    if out.shape != self._data.shape:
-        raise RuntimeError(
-            f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
-            f"broadcast shape [{', '.join(map(str, out.shape))}]")
-    record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
-    base = self._base
-    # a detach()/.data alias of a tensor requiring grad shares values but is no autograd view
-    if record and base is not None and (self._requires_grad or not base._requires_grad):
-        return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
-    if record:
-        node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
-                                 out_cast=out_cast)
-    elif not grad_on:
-        out = stop_traced(out)
-    self._write(out)
-    if record:
-        self._grad_fn = node
-        self._output_nr = 0
-        self._requires_grad = True
-        # the op's own input snapshot is immutable, so only a saved result is checked later
-        if prep.saves_result:
-            versions.append((self._counter(), self._version, _describe(self)))
-        node._versions = tuple(versions)
-        if self._views:
-            regenerate_views(self)
-    return self
+        if CAPTURE is not None:
+            CAPTURE(dyn)
+        self = dyn[0]
+        if not isinstance(self, Tensor):
+            raise TypeError(f"{prep.op.name}_(): self must be a Tensor")
+        if prep.check is not None:
+            prep.check(dyn, stat)
+        arrays, rg = _unwrap(prep, dyn)
+        grad_on = _STATE.grad_enabled
+        if grad_on and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        cd = _compute_dtype(prep, dyn, stat)
+        sd = self.dtype
+        if cd is not None and cd is not sd and not _dtypes.can_cast(cd, sd):
+            raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
+                               f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
+        out_cast = sd  # the result takes self's dtype (a no-op cast when it already has it)
+        try:
+            out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
+        except (TypeError, ValueError, IndexError) as e:
+            if not _meta.any_meta(arrays):
+                _explain(prep, dyn, stat, e)
+            out = _meta.evaluate(_make_pure(prep, stat, cd, out_cast), arrays)
+            rg = False  # a meta tensor records no autograd history
+        if out.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
+                f"broadcast shape [{', '.join(map(str, out.shape))}]")
+        record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
+        if record and self._base is not None and not self._detached:
+            return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
+        if record:
+            node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
+                                     out_cast=out_cast)
+        elif not grad_on:
+            out = stop_traced(out)
+        self._write(out)
+        if record:
+            self._grad_fn = node
+            self._output_nr = 0
+            self._requires_grad = True
+            # the op's own input snapshot is immutable, so only a saved result is checked later
+            plan = prep.plan or prep.plan_for(dyn, stat)
+            if plan.result and plan.saves_result(dyn):
+                versions.append((self._counter(), self._version, _describe(self)))
+            node._versions = tuple(versions)
+            if self._views:
+                regenerate_views(self)
+        return self
+    finally:
+        if x64 is not _KEPT:
+            _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
 
 
 def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
@@ -734,9 +623,11 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
                                   "list of tensors that require grad does not record gradients; "
                                   "write to a clone() instead")
     versions = []
-    for i in prep.saves_pos:
+    for i in (prep.plan or prep.plan_for(dyn, stat)).positions(dyn):
         v = dyn[i]
         if i and isinstance(v, Tensor):
+            if v._inference:
+                _inference_saved()
             versions.append((v._counter(), v._version, _describe(v)))
     node = record_copy_slices(self, (prep, _key_stat(stat), cd, out_cast),
                               _make_pure(prep, stat, cd, out_cast), dyn, arrays, versions)
@@ -750,171 +641,35 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
 
 def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
     """The out= form: compute, then write the result into `out` (resized as needed)."""
-    res = dispatch(prep, dyn, stat)
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{prep.op.name}(): argument 'out' must be Tensor, not "
-                        f"{type(out).__name__}")
-    if _STATE.grad_enabled and (out._requires_grad or res._requires_grad):
-        raise RuntimeError(f"{prep.op.name}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
-    data = res._data
-    if out.dtype is not res.dtype:
-        if not _dtypes.can_cast(res.dtype, out.dtype):
-            raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[res.dtype.name]} can't be "
-                               f"cast to the desired output type "
-                               f"{_dtypes.SCALAR_NAMES[out.dtype.name]}")
-        data = data.astype(out.dtype.np)
-    if data.shape != out._data.shape and out._base is None:
-        out._data = data
-        out._counter()[0] += 1
-    else:
-        out._write(data)
-    return out
-
-
-# -- generating the public functions and methods ---------------------------------------------
-
-def _param_source(op: OpDef, self_name: str | None):
-    """Parameter list source and the defaults it refers to."""
-    parts = []
-    defaults = {}
-    seen_kwonly = False
-    first = True
-    for p in op.signature.parameters.values():
-        name = p.name
-        if first and self_name is not None:
-            name = self_name
-        first = False
-        if p.kind is p.KEYWORD_ONLY and not seen_kwonly:
-            parts.append("*")
-            seen_kwonly = True
-        if p.kind is p.VAR_POSITIONAL:
-            parts.append("*" + name)
-            seen_kwonly = True
-            continue
-        if p.default is p.empty:
-            parts.append(name)
+    # torchjax's x64 scope, entered inline as in dispatch
+    x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
+    try:
+        res = dispatch(prep, dyn, stat)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{prep.op.name}(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
+        if _STATE.grad_enabled and (out._requires_grad or res._requires_grad):
+            raise RuntimeError(f"{prep.op.name}(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires grad.")
+        data = res._data
+        if out.dtype is not res.dtype:
+            if not _dtypes.can_cast(res.dtype, out.dtype):
+                raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[res.dtype.name]} can't be "
+                                   f"cast to the desired output type "
+                                   f"{_dtypes.SCALAR_NAMES[out.dtype.name]}")
+            data = data.astype(out.dtype.np)
+        if data.shape != out._data.shape and out._base is None:
+            out._data = data
+            out._counter()[0] += 1
         else:
-            dname = f"_d_{p.name}"
-            defaults[dname] = p.default
-            parts.append(f"{name}={dname}")
-    return parts, seen_kwonly, defaults
-
-
-def _generate(op: OpDef, kind: str):
-    """Source-generated wrapper with the row's exact signature (fast argument binding)."""
-    prep = PREPARED[op.name]
-    self_name = "self" if kind in ("method", "inplace") else None
-    parts, kwonly, defaults = _param_source(op, self_name)
-    params = list(op.signature.parameters)
-    if self_name:
-        params[0] = "self"
-    rename = dict(zip(op.signature.parameters, params))
-    dyn = ", ".join(rename[n] for n in op.dynamic)
-    stat = ", ".join(rename[n] for n in op.statics)
-    body = "_dispatch_inplace" if kind == "inplace" else "_dispatch"
-    dyn_t = f"({dyn}{',' if dyn else ''})"
-    stat_t = f"({stat}{',' if stat else ''})"
-    lines = [f"def {op.name}({{params}}):"]
-    # PyTorch's nn.functional has no out= arguments
-    if kind == "function" and not op.view and op.out_names is None and not op.returns_list \
-            and op.namespace != "torch.nn.functional":
-        parts = parts + (["out=None"] if kwonly else ["*", "out=None"])
-        lines += ["    if out is not None:",
-                  f"        return _dispatch_out(_prep, {dyn_t}, {stat_t}, out)"]
-    lines.append(f"    return {body}(_prep, {dyn_t}, {stat_t})")
-    src = "\n".join(lines).replace("{params}", ", ".join(parts)) + "\n"
-    ns = dict(defaults, _prep=prep, _dispatch=dispatch, _dispatch_inplace=dispatch_inplace,
-              _dispatch_out=dispatch_out)
-    exec(compile(src, f"<torchjax op {op.name}>", "exec"), ns)
-    f = ns[op.name]
-    f.__doc__ = op.doc
-    f.__qualname__ = op.name if kind == "function" else f"Tensor.{op.name}"
-    return f
-
-
-def _dunder(prep, reflected: bool, inplace: bool = False):
-    op = prep.op
-    nstat = len(op.statics)
-    defaults = tuple(op.signature.parameters[n].default for n in op.statics)
-    if nstat and any(d is op.signature.empty for d in defaults):
-        raise ValueError(f"op {op.name} cannot be an operator: statics without defaults")
-    n_dyn = len(op.dynamic)
-    extra = tuple(op.signature.parameters[n].default for n in op.dynamic[2:])
-    if n_dyn == 1:
-        def unary(self):
-            return dispatch(prep, (self,), defaults)
-        return unary
-
-    def binary(self, other):
-        if not isinstance(other, (Tensor, *_SCALARS)) and not isinstance(other, numbers.Number):
-            return NotImplemented
-        args = (other, self) if reflected else (self, other)
-        call = dispatch_inplace if inplace else dispatch
-        return call(prep, args + extra if n_dyn > 2 else args, defaults)
-
-    return binary
-
-
-def install(namespace: dict, tensor_cls=Tensor):
-    """Create torchjax.<op>, Tensor.<op>, Tensor.<op>_ and dunders for every row."""
-    for name, op in OPS.items():
-        if name in PREPARED:
-            continue
-        prep = PREPARED[name] = _Prepared(op)
-        if op.view:
-            op.pure_view = _pure_view(op)
-        f = _generate(op, "function")
-        FUNCTIONS[name] = f  # every row's function form, exported or not (nn.functional uses it)
-        if op.function and op.namespace == "torch":
-            for n in (name, *op.aliases):
-                namespace[n] = f
-        if op.method:
-            m = _generate(op, "method")
-            for n in (name, *op.aliases):
-                setattr(tensor_cls, n, m)
-        if op.inplace:
-            ip = _generate(op, "inplace")
-            ip.__name__ = name + "_"
-            for n in (name, *op.aliases):
-                setattr(tensor_cls, n + "_", ip)
-        for d in op.dunders:
-            setattr(tensor_cls, d, _dunder(prep, False))
-            if op.inplace and d != "__matmul__":
-                # x += y changes x in place (views of x see it), as in PyTorch
-                setattr(tensor_cls, "__i" + d[2:], _dunder(prep, False, inplace=True))
-        for d in op.rdunders:
-            setattr(tensor_cls, d, _dunder(prep, True))
+            out._write(data)
+        return out
+    finally:
+        if x64 is not _KEPT:
+            _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
 
 
 make_view, key_stat = _make_view, _key_stat  # for views made outside dispatch (indexing)
-
-
-def namespace_functions(ns: str) -> dict:
-    """The function forms of the rows published in namespace `ns` (e.g. "torch.linalg"),
-    under their public names and aliases."""
-    out = {}
-    for name, op in OPS.items():
-        if op.namespace == ns and name in FUNCTIONS:
-            for n in (op.public_name, *op.aliases):
-                out[n] = FUNCTIONS[name]
-    return out
-
-
-def install_functions(namespace: dict, tensor_cls=Tensor):
-    from ._ops._registry import FUNCTIONS
-    for name, (fn, method, function, aliases) in FUNCTIONS.items():
-        for n in (name, *aliases):
-            if function:
-                namespace[n] = fn
-            if method:
-                setattr(tensor_cls, n, fn)
-
-
-def _pure_view(op):
-    def pure_view(stat, arr):
-        return op.fn(arr, **dict(zip(op.statics, stat)))
-    return pure_view
 
 
 class _ItemView:

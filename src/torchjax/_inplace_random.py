@@ -8,11 +8,12 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
-from . import _creation, _dtypes, _sampling
+from . import _creation, _dtypes, _meta, _sampling
 from ._autograd import grad_mode
 from ._autograd.node import node_class
 from ._sampling import check_bernoulli_p, check_probabilities, draw, fmt, scalar_name
 from ._tensor import Tensor
+from ._x64 import scoped
 
 # the C++ type names PyTorch's random-bounds messages print
 _CPP_NAMES = {
@@ -31,7 +32,7 @@ def _check_leaf(t: Tensor):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = t._base
-    if base is not None and base._requires_grad and base._grad_fn is None:
+    if t._autograd_view() and base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 
@@ -39,7 +40,7 @@ def _check_leaf(t: Tensor):
 def _fill(self: Tensor, arr, grad_name: str) -> Tensor:
     """Write the samples into self. When autograd records it (self is part of a graph), the new
     node has a zero gradient, like PyTorch's <Sampler>Backward nodes."""
-    base = self._base
+    base = self._base if self._autograd_view() else None
     record = (grad_mode.STATE.grad_enabled and self.dtype.is_floating_point
               and (self._requires_grad or (base is not None and base._requires_grad)))
     if not record:
@@ -290,7 +291,8 @@ def _check_in_range(frm: int, to_inc: int, d) -> None:
                               f"precision limitations {name} can support discrete uniform "
                               "distribution only within this range. This warning will become "
                               "an error in version 1.7 release, please fix the code in advance",
-                              UserWarning, stacklevel=4)
+                              UserWarning, stacklevel=4)  # 4: the user's line (past the
+                              # x64-scope wrapper the Tensor method is installed with)
 
 
 def _max_inclusive(d) -> int:
@@ -346,6 +348,7 @@ def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
 def install(tensor_cls=Tensor):
     for f in (uniform_, normal_, exponential_, geometric_, log_normal_, cauchy_, bernoulli_,
               random_):
-        setattr(tensor_cls, f.__name__, f)
+        # samples of 64-bit dtypes: x64 scope; a meta tensor has no data to fill
+        setattr(tensor_cls, f.__name__, _meta.no_data(scoped(f)))
     tensor_cls.bernoulli = _sampling.tensor_bernoulli
     tensor_cls.multinomial = _sampling.tensor_multinomial

@@ -44,7 +44,7 @@ class JaxSpec:
 
             return vjp_of_inexact(g, [args[i] for i in diff], cts)
 
-        from ._dispatch import pytorch_complex_convention, vjp_of_inexact
+        from ._pure import pytorch_complex_convention, vjp_of_inexact
         self.pure = pytorch_complex_convention(pure)
         self.jit = jax.jit(self.pure)
 

@@ -260,7 +260,7 @@ ON_TRACED = None
 
 def tensor_repr(t) -> str:
     """repr() of a torchjax Tensor, as torch prints it."""
-    from . import _dtypes
+    from . import _dtypes, _meta
 
     grad_fn = t._grad_fn
     # torch drops any C++ namespace ("torch::autograd::AddBackward0") from node names
@@ -270,6 +270,16 @@ def tensor_repr(t) -> str:
         device_str = str(t.device)
     except Exception:
         device_str = None
+    if _meta.is_meta(t._data):  # no values: "..." with the size (and a non-default dtype)
+        prefix = "tensor(" if cls_name in ("Tensor", "Parameter") else f"{cls_name}("
+        suffixes = [f"device='{device_str}'", f"size={tuple(t._data.shape)}"]
+        if t.dtype is not _dtypes.get_default_dtype():
+            suffixes.append(f"dtype=torch.{t.dtype.name}")
+        if grad_fn_name is not None:
+            suffixes.append(f"grad_fn=<{grad_fn_name}>")
+        elif t._requires_grad:
+            suffixes.append("requires_grad=True")
+        return _add_suffixes(prefix + "...", suffixes, len(prefix))
     try:
         arr = np.asarray(t._data)
     except Exception:  # a JAX tracer (inside jit/vmap/grad) has no values to show

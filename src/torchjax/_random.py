@@ -13,6 +13,7 @@ import jax
 import numpy as np
 
 from . import _device
+from ._x64 import scope
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed
 
@@ -57,8 +58,9 @@ class Generator:
     def _base_key(self):
         if self._key is None:
             # fold the 64-bit seed in as two 32-bit halves so every seed bit matters; made
-            # concretely even inside a trace (torchjax.compile, func), since it is cached
-            with jax.ensure_compile_time_eval():
+            # concretely even inside a trace (torchjax.compile, func), since it is cached, and
+            # in torchjax's x64 scope wherever it is first needed (the key stays the same)
+            with jax.ensure_compile_time_eval(), scope():
                 k = jax.random.key(self._seed & 0xFFFFFFFF)
                 self._key = jax.random.fold_in(k, self._seed >> 32)
         return self._key

@@ -18,6 +18,7 @@ from . import _dtypes, _random
 from ._autograd import grad_mode
 from ._autograd.node import Node, accumulator_of, node_class
 from ._tensor import Tensor
+from ._x64 import scope_functions, scoped
 
 __all__ = ["bernoulli", "multinomial", "poisson"]
 
@@ -97,6 +98,7 @@ def _kernel(kind: str, shape: tuple, np_dtype, extra=None):
     return jax.jit(f)
 
 
+@scoped  # the samplers' bits depend on x64 (a uniform draw is float64 under it)
 def draw(kind: str, shape: tuple, d: _dtypes.dtype, generator, *params, extra=None):
     """One random draw of `kind` as a jax array of dtype d (advances the generator)."""
     key, offset = _random.key_parts(generator)
@@ -270,3 +272,5 @@ def tensor_multinomial(self, num_samples, replacement=False, *, generator=None) 
     """Tensor.multinomial: sample category indices from the probabilities in self."""
     return multinomial(self, num_samples, replacement, generator=generator)
 
+
+scope_functions(globals(), __all__)  # the public samplers run in torchjax's x64 scope

@@ -1,5 +1,5 @@
 """Tensor: a jax.Array plus autograd metadata, a version counter and a view base. No math here:
-every op method is generated from the op table (see _dispatch.py)."""
+every op method is generated from the op table (see _generate.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes
+from . import _device, _dtypes, _meta
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
+from ._tensor_convert import _Conversions
+from ._x64 import scoped
 
 
 class Size(tuple):
@@ -45,12 +47,12 @@ _TENSOR_TYPE_NAMES = {
 }
 
 
-class Tensor:
+class Tensor(_Conversions):
     """A multi-dimensional array with PyTorch's semantics, backed by a jax.Array."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_chain", "_views", "_retains_grad", "_acc", "_hooks",
-                 "_post_acc_hooks", "__weakref__", "__dict__")
+                 "_post_acc_hooks", "_detached", "_inference", "__weakref__", "__dict__")
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
@@ -78,6 +80,9 @@ class Tensor:
         t._acc = None
         t._hooks = None
         t._post_acc_hooks = None
+        t._detached = False
+        # made under inference_mode: an inference tensor (see is_inference)
+        t._inference = _INFERENCE.inference
         return t
 
     # -- metadata --------------------------------------------------------------------------
@@ -158,6 +163,16 @@ class Tensor:
         return self.device.type == "cuda"
 
     @property
+    def is_meta(self) -> bool:
+        """Whether this tensor is on the meta device: a shape and a dtype, no data."""
+        return _meta.is_meta(self._data)
+
+    @property
+    def layout(self):
+        from ._layout import strided
+        return strided
+
+    @property
     def is_cpu(self) -> bool:
         return self.device.type == "cpu"
 
@@ -167,16 +182,22 @@ class Tensor:
     def is_complex(self) -> bool:
         return self.dtype.is_complex
 
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self._data.dtype).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * np.dtype(self._data.dtype).itemsize
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def is_same_size(self, other) -> bool:
+        return tuple(self._data.shape) == tuple(other._data.shape)
+
     def element_size(self) -> int:
         return self.dtype.itemsize
-
-    def type(self, dtype=None):
-        if dtype is None:
-            return "torch." + _TENSOR_TYPE_NAMES.get(self.dtype.name, "Tensor")
-        if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
-            name = {v: k for k, v in _TENSOR_TYPE_NAMES.items()}[dtype[6:]]
-            dtype = _dtypes.to_dtype(name)
-        return self.to(dtype)
 
     @property
     def _version(self) -> int:
@@ -198,7 +219,13 @@ class Tensor:
         return self._output_nr
 
     def _is_view(self) -> bool:
-        return self._base is not None
+        return self._base is not None and not (self._detached and not self._view_chain)
+
+    def _autograd_view(self) -> bool:
+        """Whether in-place writes to self are autograd writes into its base (CopySlices).
+        detach()/.data aliases, and views taken from them, share their root's values but not
+        its history: as in PyTorch they are leaves of their own."""
+        return self._base is not None and not self._detached
 
     @property
     def requires_grad(self) -> bool:
@@ -214,6 +241,9 @@ class Tensor:
         value = bool(value)
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and self._inference and not _INFERENCE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -351,8 +381,21 @@ class Tensor:
     def is_contiguous(self, memory_format=None) -> bool:
         return True
 
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under inference_mode (or is a view or detach() of one).
+        Outside inference_mode it cannot be changed in place or saved for backward."""
+        return self._inference
+
     def _write(self, new) -> None:
         """Replace the values in place: bump the shared version, update the base and views."""
+        if self._inference and not _INFERENCE.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You "
+                "can make a clone to get a normal tensor before doing inplace update.See "
+                "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        if _meta.is_meta(self._data):  # no values to write, in self or its base
+            self._counter()[0] += 1
+            return
         self._counter()[0] += 1
         base = self._base
         if base is None:
@@ -377,8 +420,15 @@ class Tensor:
         self._views = alive
 
     # -- conversions -----------------------------------------------------------------------
+    # (the ones that reshape first run an op: in torchjax's x64 scope, an int64 stays int64)
 
+    @scoped
     def item(self):
+        if _meta.is_meta(self._data):
+            if self._data.size != 1:
+                raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be "
+                                   f"converted to Scalar")
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                f"to Scalar")
@@ -386,15 +436,22 @@ class Tensor:
         return self._data.item()
 
     def tolist(self):
+        if _meta.is_meta(self._data):
+            raise _meta.no_data_error()
         return np.asarray(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if _meta.is_meta(self._data):
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        if _meta.is_meta(self._data):
+            raise _meta.no_data_error()
         a = np.asarray(self._data)
         return a.astype(dtype) if dtype is not None else a
 
@@ -417,30 +474,35 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    @scoped
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data.reshape(()))
+        return bool(_scalar_array(self))
 
+    @scoped
     def __float__(self) -> float:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self._data.reshape(()))
+        return float(_scalar_array(self))
 
+    @scoped
     def __int__(self) -> int:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self._data.reshape(()))
+        return int(_scalar_array(self))
 
+    @scoped
     def __complex__(self) -> complex:
-        return complex(self._data.reshape(()))
+        return complex(_scalar_array(self))
 
+    @scoped
     def __index__(self) -> int:
         d = self.dtype
         if d.is_floating_point or d.is_complex or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        return int(self._data.reshape(()))
+        return int(_scalar_array(self))
 
     def __hash__(self) -> int:
         return id(self)
@@ -474,111 +536,16 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    # -- dtype / device conversion ---------------------------------------------------------
-
-    def to(self, *args, **kwargs) -> Tensor:
-        """to(dtype), to(device), to(device, dtype), to(other); returns self when nothing changes."""
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype, dev = a.dtype, a.device
-            elif isinstance(a, (_dtypes.dtype, type)) and not isinstance(a, str):
-                dtype = a
-            elif isinstance(a, (str, _device.device, int)):
-                dev = a
-            elif a is not None:
-                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        t = self
-        if dev is not None:
-            jd = _device.jax_device(dev)
-            if _device.device_of(t._data) != _device.from_jax(jd) or copy:
-                from ._dispatch import call_op
-                t = call_op("_to_device", t, device=jd)
-        if dtype is not None:
-            dtype = _dtypes.to_dtype(dtype)
-            if dtype is not t.dtype or (copy and t is self):
-                from ._dispatch import call_op
-                t = call_op("_to_dtype", t, dtype=dtype)
-        return t
-
-    def cpu(self) -> Tensor:
-        return self.to("cpu")
-
-    def cuda(self, device=None) -> Tensor:
-        return self.to("cuda" if device is None else _device.device("cuda", device)
-                       if isinstance(device, int) else device)
-
-    def float(self) -> Tensor:
-        return self.to(_dtypes.float32)
-
-    def double(self) -> Tensor:
-        return self.to(_dtypes.float64)
-
-    def half(self) -> Tensor:
-        return self.to(_dtypes.float16)
-
-    def bfloat16(self) -> Tensor:
-        return self.to(_dtypes.bfloat16)
-
-    def long(self) -> Tensor:
-        return self.to(_dtypes.int64)
-
-    def int(self) -> Tensor:
-        return self.to(_dtypes.int32)
-
-    def short(self) -> Tensor:
-        return self.to(_dtypes.int16)
-
-    def char(self) -> Tensor:
-        return self.to(_dtypes.int8)
-
-    def byte(self) -> Tensor:
-        return self.to(_dtypes.uint8)
-
-    def bool(self) -> Tensor:
-        return self.to(_dtypes.bool)
-
-    def cfloat(self) -> Tensor:
-        return self.to(_dtypes.complex64)
-
-    def cdouble(self) -> Tensor:
-        return self.to(_dtypes.complex128)
-
-    def type_as(self, other: Tensor) -> Tensor:
-        return self.to(other.dtype)
-
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._creation import zeros
-        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                     requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        from ._creation import ones
-        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        from ._creation import full
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
-        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
-
     # torch.Tensor subclasses (Parameter) print and deep-copy through these
     def __reduce_tensor_type__(self):  # pragma: no cover - reserved
         return type(self)
+
+
+def _scalar_array(t: Tensor):
+    """The single value of t as a 0-d array, for bool(), float(), int(), complex(), index."""
+    if _meta.is_meta(t._data):
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+    return t._data.reshape(())
 
 
 def _init_from(t: Tensor, arr) -> None:
@@ -588,6 +555,7 @@ def _init_from(t: Tensor, arr) -> None:
             object.__setattr__(t, name, getattr(fresh, name))
 
 
+@scoped  # called by pickle, outside any torchjax call: int64 values must stay int64
 def _rebuild(arr, requires_grad):
     return Tensor._wrap(jnp.asarray(arr), requires_grad)
 
@@ -598,6 +566,8 @@ def _alias(t: Tensor, share_version: bool) -> Tensor:
     base = t._base if t._base is not None else t
     out._base = base
     out._view_chain = t._view_chain if t._base is not None else ()
+    out._detached = True
+    out._inference = t._inference
     if share_version:
         out._vc = base._counter()
     else:
@@ -634,6 +604,7 @@ jax.tree_util.register_pytree_node(
     Tensor, lambda t: ((t._data,), None), lambda _, xs: Tensor._wrap(xs[0]))
 
 _ = grad_mode, accumulator_of  # re-exported for the dispatcher
+_INFERENCE = grad_mode.STATE
 
 
 def _autograd_backward(*args, **kwargs):

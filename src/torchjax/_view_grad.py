@@ -57,7 +57,7 @@ class FunctionSpec:
             _, vjp = jax.vjp(g, *(args[i] for i in diff))
             return vjp(cts[0])
 
-        from ._dispatch import pytorch_complex_convention
+        from ._pure import pytorch_complex_convention
         self.pure = pytorch_complex_convention(pure)
         self.jit = jax.jit(self.pure)
 
@@ -116,7 +116,7 @@ def regenerate_views(base) -> None:
     av = base._data.aval
     for ref in base._views:
         v = ref()
-        if v is None:
+        if v is None or v._detached:  # detach()/.data aliases keep no history
             continue
         key = ("view", v._view_chain, av.shape, av.dtype)
         spec = _SPECS.get(key)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._x64 import scoped
+
 
 def _apply_chain(chain, arr):
     for op, skw in chain:
@@ -21,6 +23,8 @@ _read_cache: dict = {}
 _write_cache: dict = {}
 
 
+# both run in torchjax's x64 scope: tensors write their views from outside ops too (.data =)
+@scoped
 def read_through(chain, base):
     f = _read_cache.get(chain)
     if f is None:
@@ -53,6 +57,7 @@ def _write(chain, base, new):
     return base.reshape(-1).at[idx.reshape(-1)].set(new.reshape(-1)).reshape(base.shape)
 
 
+@scoped
 def write_through(chain, base, new):
     f = _write_cache.get(chain)
     if f is None:

@@ -27,6 +27,7 @@ from ._serialization._pickler import TorchPickler
 from ._serialization._unpickler import Loader, RestrictedUnpickler, full_unpickler
 from ._serialization._zip import ALIGNMENT, ZipReader, ZipWriter, archive_name
 from ._serialization.safetensors import load_file, save_file
+from ._x64 import scoped
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
            "safe_globals", "save_file", "load_file", "safetensors"]
@@ -153,6 +154,7 @@ def _check_seekable(f) -> None:
                       f"it instead.") from None
 
 
+@scoped  # tensors are rebuilt with the file's dtypes, int64 and float64 included
 def _load_stream(stream, path, map_location, pickle_module, weights_only, mmap, load_args):
     start = stream.tell()
     head = stream.read(512)

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtypes
 from ._tensor import Tensor
+from ._x64 import scope
 
 __all__ = ["assert_close", "make_tensor"]
 
@@ -381,22 +382,23 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     low, high = max(low, lowest), min(high, highest)
     if low > high or (low == high and not inexact):
         raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
-    if inexact:
-        if low == high:
-            warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or "
-                          "complex types is deprecated since 2.1 and will be removed in 2.3. "
-                          "Use `torch.full(...)` instead.", FutureWarning, stacklevel=2)
-        real = d.to_real()
-        arr = _sample("uniform", shape, real, None, float(low), float(high))
-        if d.is_complex:
-            imag = _sample("uniform", shape, real, None, float(low), float(high))
-            arr = (arr + 1j * imag).astype(d.np)
-        if exclude_zero:
-            tiny = float(jnp.finfo(real.np).smallest_normal)
-            arr = jnp.where(arr == 0, (tiny + 1j * tiny) if d.is_complex else tiny,
-                            arr).astype(d.np)
-    else:
-        arr = _sample("randint", shape, d, None, int(low), int(high))
-        if exclude_zero:
-            arr = jnp.where(arr == 0, jnp.ones_like(arr), arr)
-    return _finish(arr, device, requires_grad)
+    with scope():  # torchjax's x64 scope: samples of 64-bit dtypes
+        if inexact:
+            if low == high:
+                warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating "
+                              "or complex types is deprecated since 2.1 and will be removed in "
+                              "2.3. Use `torch.full(...)` instead.", FutureWarning, stacklevel=2)
+            real = d.to_real()
+            arr = _sample("uniform", shape, real, None, float(low), float(high))
+            if d.is_complex:
+                imag = _sample("uniform", shape, real, None, float(low), float(high))
+                arr = (arr + 1j * imag).astype(d.np)
+            if exclude_zero:
+                tiny = float(jnp.finfo(real.np).smallest_normal)
+                arr = jnp.where(arr == 0, (tiny + 1j * tiny) if d.is_complex else tiny,
+                                arr).astype(d.np)
+        else:
+            arr = _sample("randint", shape, d, None, int(low), int(high))
+            if exclude_zero:
+                arr = jnp.where(arr == 0, jnp.ones_like(arr), arr)
+        return _finish(arr, device, requires_grad)

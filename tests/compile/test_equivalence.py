@@ -137,7 +137,8 @@ def test_eager_equals_compiled(case):
     assert fn.compiles == 1
 
 
-def test_one_execution_per_call_whole_loop():
+def _mlp_sgd_step(also_detached=False):
+    """A compiled whole MLP + SGD step returning its loss (and loss.detach())."""
     torch.manual_seed(0)
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -148,8 +149,13 @@ def test_one_execution_per_call_whole_loop():
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
-        return loss
+        return (loss, loss.detach()) if also_detached else loss
 
+    return step
+
+
+def test_one_execution_per_call_whole_loop():
+    step = _mlp_sgd_step()
     xs, ys = _data("mlp", 6)
     step(xs[0], ys[0])
     with Counting() as c:
@@ -157,6 +163,19 @@ def test_one_execution_per_call_whole_loop():
             step(x, y)
     assert (c.ops, c.backwards) == (0, 0)
     assert step.compiles == 1 and step.executions == 6
+
+
+def test_returned_loss_shows_its_spent_graph():
+    """The loss a step returned after its own backward prints with a grad_fn, and another
+    backward through it raises PyTorch's error, as a torch.compile'd step's loss does."""
+    step = _mlp_sgd_step(also_detached=True)
+    xs, ys = _data("mlp", 3)
+    for x, y in zip(xs, ys):
+        loss, plain = step(x, y)
+    assert "grad_fn=<CompiledFunctionBackward>" in repr(loss)
+    assert loss.requires_grad and not plain.requires_grad
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        (loss * 2).backward()
 
 
 def test_sgd_dampening_keeps_its_first_step():

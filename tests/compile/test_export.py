@@ -69,6 +69,10 @@ def test_vmap_buffers_and_keys():
     out2, _ = jax.jit(apply_fn)(params, buffers, x, key=jax.random.key(2))
     assert not np.array_equal(np.asarray(out1), np.asarray(out2))  # a new mask per key
     assert int(new_buffers["1.num_batches_tracked"]) == 1
+    # under the user's jit with JAX's x64 off, the tensors keep their dtypes and JAX's own
+    # defaults stay 32-bit
+    assert new_buffers["1.num_batches_tracked"].dtype == np.int64
+    assert out1.dtype == np.float32 and jnp.zeros(2).dtype == np.float32
     assert not np.allclose(np.asarray(new_buffers["1.running_mean"]), 0)
     # the module itself is untouched by the pure calls
     assert model[1].num_batches_tracked.item() == 0

@@ -4,20 +4,24 @@ Two ways to run the same plan:
 - node by node: each node's backward is one cached jitted call (any graph, hooks, errors);
 - fused: when a graph of the same structure has been seen before (a training loop), the
   whole backward runs as one cached XLA program over every node's saved arrays. DESIGN.md
-  measured a 20-node replay as one program at ~4x the speed of 20 separate calls.
+  measured a 20-node replay as one program at ~4x the speed of 20 separate calls. The
+  program compiles on another thread while the passes meanwhile run node by node
+  (`_Compiling`), so the loop's second step does not wait seconds for it.
 """
 
 from __future__ import annotations
 
+import threading
+
 import jax
 import jax.numpy as jnp
 
+from .. import _one_off
 from . import anomaly
 from .node import AccumulateGrad
 from .saved_hooks import Packed
 
 _add = jax.jit(lambda a, b: a + b)
-
 
 class Ones:
     """The root gradient of backward() on a scalar: ones like `output`, made where it is used
@@ -304,6 +308,37 @@ def _structure(roots):
     return nodes, tuple((index[n], nr) for n, nr in roots), tuple(parts)
 
 
+class _Compiling:
+    """A fused backward whose XLA compile runs on another thread. XLA's compile releases the
+    GIL, so on a second core it costs the training loop nothing: the backward passes meanwhile
+    run node by node, on programs the first pass already compiled. Tracing and lowering stay
+    on the calling thread, under the JAX configuration in force there (x64, devices)."""
+
+    __slots__ = ("fn", "thread")
+
+    def __init__(self, fn, lowered):
+        self.fn = fn
+        self.thread = threading.Thread(target=self._compile, args=(lowered,),
+                                       name="torchjax-fused-backward")  # (named in _compile_stats)
+        # not a daemon: the interpreter waits for it at exit rather than tearing XLA down
+        # under a running compile (at most one runs at a time, see _run_fused)
+        self.thread.start()
+
+    @staticmethod
+    def _compile(lowered):
+        try:
+            lowered.compile()  # fills jax.jit's caches: the next call of fn reuses the program
+        except Exception:  # noqa: BLE001  (the next call of fn compiles again, and raises)
+            pass
+
+
+# Compile a fused backward on another thread (above) rather than stall the step that meets a
+# structure the second time: the CNN's fused program takes seconds, the node-by-node pass
+# about a millisecond per node. Off where tests need the fused program used at once.
+BACKGROUND = True
+_compiling: list = [None]  # the _Compiling in progress: one at a time
+
+
 def _run_fused(roots, root_grads, retain_graph) -> bool:
     """Run the graph as one cached XLA program; False when this structure is not fused (yet)."""
     nodes, root_slots, parts = _structure(roots)
@@ -313,6 +348,7 @@ def _run_fused(roots, root_grads, retain_graph) -> bool:
     implicit = tuple(g.key if g.__class__ is Ones else None for g in root_grads)
     key = (root_slots, implicit, parts)
     fn = _seen.get(key)
+    given = tuple(g for g in root_grads if g.__class__ is not Ones)
     if fn is None or fn.__class__ is int:
         count = (fn or 0) + 1
         if count < _FUSE_AFTER:
@@ -320,7 +356,21 @@ def _run_fused(roots, root_grads, retain_graph) -> bool:
                 _seen.clear()
             _seen[key] = count
             return False
+        # (inside a JAX trace, torchjax.compile's, the fused backward is part of the traced
+        # step and its arrays are tracers: nothing to compile apart)
+        if BACKGROUND and _one_off.top_level():
+            busy = _compiling[0]
+            if busy is not None and busy.thread.is_alive():
+                return False  # counted again next time
+            fn = _compile_fused(key)
+            saved = tuple(n._saved for n in nodes if type(n) is not AccumulateGrad)
+            _seen[key] = _compiling[0] = _Compiling(fn, fn.lower(saved, given))
+            return False
         fn = _seen[key] = _compile_fused(key)
+    elif fn.__class__ is _Compiling:
+        if fn.thread.is_alive():
+            return False
+        fn = _seen[key] = fn.fn
     saved = []
     leaves = []
     for n in nodes:
@@ -329,7 +379,7 @@ def _run_fused(roots, root_grads, retain_graph) -> bool:
         else:
             n.check_saved()
             saved.append(n._saved)
-    leaf_grads = fn(tuple(saved), tuple(g for g in root_grads if g.__class__ is not Ones))
+    leaf_grads = fn(tuple(saved), given)
     if not retain_graph:
         for n in nodes:
             if type(n) is not AccumulateGrad:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 
 from .._hooks import add_hook
+from .._x64 import scoped
 from . import anomaly
 from .saved_hooks import Packed
 
@@ -69,6 +70,7 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    @scoped  # grad_fn(grad) called by the user runs a backward: torchjax's x64 scope
     def __call__(self, *grads):
         return self.apply(grads, retain_graph=True)
 

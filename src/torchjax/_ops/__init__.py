@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     indexing,
     linalg,
     loss,
+    misc,
     nn,
     normalization,
     pointwise,

@@ -18,6 +18,8 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._x64 import scoped
+
 OPS: dict[str, OpDef] = {}
 
 
@@ -58,7 +60,11 @@ class OpDef:
     needs: tuple[str, ...] | None = None
     # Tensors PyTorch saves for backward (names of arguments, or "result"): their versions are
     # checked, so an in-place change to them after the op raises PyTorch's error. None: `needs`.
-    saves: tuple[str, ...] | None = None
+    # A tuple is saved whenever a node is made. A dict maps each differentiable input to what
+    # its derivative formula reads (derivatives.yaml), e.g. mul {"input": ("other",), "other":
+    # ("input",)}: as in PyTorch, a tensor only one formula reads is saved only when that
+    # formula's input requires grad, so `z * 5` saves nothing of z (see _saves.py).
+    saves: tuple[str, ...] | dict[str, tuple[str, ...]] | None = None
     # The derivative from the result alone, for one-input rows whose result PyTorch saves
     # (exp, tanh, sigmoid, ...): result_grad(result, ct) -> the input's cotangent. With it the
     # backward reads the kept result instead of re-running the op on the input, which on large
@@ -154,7 +160,7 @@ def op(**flags):
 
 # Plain Python functions that belong in the public namespaces but are not single ops: they
 # route between rows (max(x) / max(x, dim) / max(x, y)) or return Python values (allclose).
-FUNCTIONS: dict[str, tuple] = {}
+FUNCTIONS: dict[tuple, tuple] = {}
 
 
 def function(name: str | None = None, method: bool = True, function: bool = True,
@@ -162,8 +168,13 @@ def function(name: str | None = None, method: bool = True, function: bool = True
     """Register a composite as torchjax.<name> and (when method) Tensor.<name>."""
 
     def deco(fn):
+        # composites compute outside the dispatcher too (index arrays, concrete checks), so
+        # they run in torchjax's x64 scope; callers inside torchjax get the same wrapper
+        fn = scoped(fn)
         n = name or fn.__name__
-        FUNCTIONS[n] = (fn, method, function, aliases)
+        # keyed by the forms too: torch.where(condition, input, other) and
+        # Tensor.where(condition, other) are different composites of one name
+        FUNCTIONS[(n, method, function)] = (fn, method, function, aliases)
         return fn
 
     return deco

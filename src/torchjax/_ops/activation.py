@@ -195,7 +195,7 @@ def softsign(input):
     return input / (input * jnp.sign(input) + 1)
 
 
-@op(promote="float", grad="SubBackward0", **_NN)
+@op(promote="float", grad="SubBackward0", **_NN, saves=())
 def tanhshrink(input):
     """x - tanh(x)."""
     return input - jnp.tanh(input)

@@ -98,8 +98,23 @@ def _sdpa_grad_name(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=
     return "MmBackward0" if n == 2 else "UnsafeViewBackward0"
 
 
+# What PyTorch saves depends on the kernel it picks: the fused CPU kernel keeps its inputs and
+# output; the math one scales query and key first (copies) and saves value for the product
+# with the attention weights, which require grad when query, key or the mask does; half inputs
+# are cast to float32 copies first, so nothing of them is saved.
+_FUSED_SAVES = ("query", "key", "value", "result")
+_MATH_SAVES = {("query", "key", "attn_mask"): ("value",)}
+
+
+def _sdpa_saves(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                dropout_mask=None, scale=None, enable_gqa=False):
+    if _flash_cpu(query, key, value, attn_mask, dropout_p, enable_gqa):
+        return _FUSED_SAVES
+    return () if query._data.dtype in _HALF else _MATH_SAVES
+
+
 @op(tensors=("query", "key", "value", "attn_mask", "dropout_mask"), promote="none",
-    method=False, grad=_sdpa_grad_name)
+    method=False, grad=_sdpa_grad_name, saves=_sdpa_saves)
 def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout_p=0.0,
                                        is_causal=False, dropout_mask=None, *, scale=None,
                                        enable_gqa=False):

@@ -144,14 +144,15 @@ def _check_pair(a, b, name):
     return jnp.result_type(a.dtype, jnp.complex64)
 
 
-@op(tensors=("real", "imag"), promote="none", method=False, needs=())
+@op(tensors=("real", "imag"), promote="none", method=False, needs=(),
+    saves={"real": ("real",), "imag": ("imag",)})
 def complex(real, imag):
     """The complex tensor real + imag * 1j (both float32 or both float64)."""
     ct = _check_pair(real, imag, "complex")
     return jnp.asarray(real, ct) + 1j * jnp.asarray(imag, ct)
 
 
-@op(tensors=("abs", "angle"), promote="none", method=False)
+@op(tensors=("abs", "angle"), promote="none", method=False, saves=("result",))
 def polar(abs, angle):
     """The complex tensor abs * (cos(angle) + sin(angle) * 1j)."""
     ct = _check_pair(abs, angle, "polar")

@@ -216,7 +216,7 @@ def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
 
 
 @op(tensors=("input", "weight", "bias"), promote="none", grad="ConvolutionBackward0",
-    method=False)
+    method=False, saves=("input", "weight"))
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """A (transposed) convolution over weight.dim() - 2 spatial dims of a batched input."""
@@ -335,7 +335,8 @@ def _conv_same(x, weight, bias, stride, dilation, groups):
     extra = [t - 2 * lo for t, lo in zip(total, left)]
     if any(extra):
         warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created", stacklevel=4)
+                      "require a zero-padded copy of the input be created",
+                      stacklevel=5)  # 5: + the composite's x64-scope wrapper
         pad = []
         for e in reversed(extra):  # constant_pad_nd lists the last dim first
             pad += [0, e]
@@ -467,7 +468,7 @@ def _fill_value(value, dtype):
     return np.asarray(result).astype(dtype)
 
 
-@op(promote="none", method=False, grad="ConstantPadNdBackward0")
+@op(promote="none", method=False, grad="ConstantPadNdBackward0", saves=())
 def constant_pad_nd(input, pad, value=0):
     """input padded with value; pad lists (before, after) from the last dim backwards, and a
     negative amount crops."""
@@ -594,7 +595,7 @@ def replication_pad3d(input, padding):
     return _replication_pad(input, padding, 3)
 
 
-@op(promote="none", function=False, method=False, grad="CopySlices")
+@op(promote="none", function=False, method=False, grad="CopySlices", saves=())
 def _pad_circular(input, padding):
     """Pad the last len(padding) / 2 dims by wrapping around; negative amounts crop first, and
     the wrap then repeats the cropped tensor."""
@@ -656,7 +657,7 @@ def _tup(v):
     return f"({v[0]}, {v[1]})"
 
 
-@op(promote="none", grad="Im2ColBackward0", **_C_NN)
+@op(promote="none", grad="Im2ColBackward0", **_C_NN, saves=())
 def im2col(input, kernel_size, dilation, padding, stride):
     """Sliding blocks of a (N, C, H, W) or (C, H, W) input as columns: (N, C*kH*kW, L)."""
     kernel, dilation, padding, stride = (
@@ -687,7 +688,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
     return out if input.ndim == 4 else out[0]
 
 
-@op(promote="none", grad="Col2ImBackward0", **_C_NN)
+@op(promote="none", grad="Col2ImBackward0", **_C_NN, saves=())
 def col2im(input, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of im2col: sums columns (N, C*kH*kW, L) back into (N, C, H, W) images."""
     size = _pair_arg(output_size, "output_size")

@@ -155,7 +155,7 @@ def _wrap(dim, ndim):
 
 
 @op(name="gather", tensors=("input", "index"), promote="none", needs=("index",),
-    function=False, method=False)
+    function=False, method=False, saves=("input", "index"))
 def _gather_row(input, dim, index, *, sparse_grad=False):
     """Values of input along dim at index: out[i][j] = input[index[i][j]][j] for dim 0."""
     if input.ndim == 0:
@@ -179,7 +179,7 @@ def _index_select_row(input, dim, index):
 
 
 @op(name="take", tensors=("input", "index"), promote="none", needs=("index",),
-    function=False, method=False)
+    function=False, method=False, saves=("input", "index"))
 def _take_row(input, index):
     """input seen as 1-D, at index (negative indices count from the end)."""
     flat = input.reshape(-1)
@@ -187,7 +187,7 @@ def _take_row(input, index):
 
 
 @op(name="take_along_dim", tensors=("input", "indices"), promote="none", needs=("indices",),
-    function=False, method=False, grad="GatherBackward0")
+    function=False, method=False, grad="GatherBackward0", saves=("input",))
 def _take_along_dim_row(input, indices, dim=None):
     """Values of input at indices along dim, broadcasting the other dims (flat when dim=None)."""
     if dim is None:
@@ -235,7 +235,7 @@ def masked_fill(input, mask, value):
 
 
 @op(tensors=("input", "mask"), promote="none", needs=("mask",), function=False, method=False,
-    grad="MaskedSelectBackward0")
+    grad="MaskedSelectBackward0", saves=("input", "mask"))
 def _masked_select(input, mask, count):
     """The entries of input where mask is True, as a 1-D tensor (count of them, known)."""
     shape = jnp.broadcast_shapes(input.shape, mask.shape)
@@ -274,7 +274,7 @@ def _as_sequence_key(key):
         "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
         "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
         "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
-        "error or a different result", UserWarning, stacklevel=4)
+        "error or a different result", UserWarning, stacklevel=5)  # 5: + the composite's scope
     return tuple(key)
 
 
@@ -294,7 +294,7 @@ def _classify(x):
         return ("int", int(x))
     if isinstance(x, slice):
         return ("slice", x)
-    if isinstance(x, (list, np.ndarray)):
+    if isinstance(x, (list, tuple, range, np.ndarray)):  # a sequence of ints or bools
         a = np.asarray(x)
         if a.size == 0 and a.dtype.kind == "f":
             a = a.astype(np.int64)
@@ -479,7 +479,8 @@ def _getitem(self, key):
     if k.advanced:
         return _D.dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
     if k.last == "_select" and all(type(e) is int for e in k.spec) and not (
-            self._requires_grad and (grad_mode.STATE.grad_enabled or _capturing())):
+            self._requires_grad and (grad_mode.STATE.grad_enabled or _capturing())) and \
+            not self.is_meta:
         return _select_ints(self, k.spec)
     return _D.dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
 

@@ -81,7 +81,13 @@ def _check_bmm_sizes(batch, k1, k2):
                            f"[{batch}, {k1}] but got: [{batch}, {k2}].")
 
 
-@op(tensors=("input", "mat2"), promote="none")
+# A product's gradient for each factor reads the other factor(s), so PyTorch saves a factor only
+# when another one requires grad (see _saves.py): `x @ w` with a frozen w keeps nothing of x
+_CROSS = {"input": ("other",), "other": ("input",)}
+_MAT2 = {"input": ("mat2",), "mat2": ("input",)}
+
+
+@op(tensors=("input", "mat2"), promote="none", saves=_MAT2)
 def mm(input, mat2):
     """Matrix product of two 2-D tensors."""
     if input.ndim != 2:
@@ -93,7 +99,7 @@ def mm(input, mat2):
     return jnp.matmul(input, mat2)
 
 
-@op(tensors=("input", "mat2"), promote="none")
+@op(tensors=("input", "mat2"), promote="none", saves=_MAT2)
 def bmm(input, mat2):
     """Batched matrix product of two 3-D tensors with the same batch size."""
     if input.ndim != 3:
@@ -144,14 +150,15 @@ def _matmul_grad(input, other):
 
 
 @op(tensors=("input", "other"), promote="none", dunders=("__matmul__",),
-    rdunders=("__rmatmul__",), grad=_matmul_grad)
+    rdunders=("__rmatmul__",), grad=_matmul_grad, saves=_CROSS)
 def matmul(input, other):
     """Matrix product with NumPy's broadcasting rules for 1-D and batched inputs."""
     _check_matmul(input, other)
     return jnp.matmul(input, other)
 
 
-@op(tensors=("input", "tensor"), promote="none")
+@op(tensors=("input", "tensor"), promote="none",
+    saves={"input": ("tensor",), "tensor": ("input",)})
 def dot(input, tensor):
     """Inner product of two 1-D tensors."""
     if input.ndim != 1 or tensor.ndim != 1:
@@ -161,7 +168,7 @@ def dot(input, tensor):
     return jnp.dot(input, tensor)
 
 
-@op(tensors=("input", "other"), promote="none")
+@op(tensors=("input", "other"), promote="none", saves=_CROSS)
 def vdot(input, other):
     """The dot product of two 1-D tensors, conjugating the first."""
     if input.ndim != 1 or other.ndim != 1:
@@ -177,7 +184,7 @@ def vdot(input, other):
     return jnp.vdot(input, other)
 
 
-@op(tensors=("input", "other"))
+@op(tensors=("input", "other"), saves=("input", "other", "result"))
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
     if not jnp.issubdtype(jnp.result_type(input, other), jnp.inexact):
@@ -188,7 +195,7 @@ def dist(input, other, p=2):
 
 # PyTorch computes inner through tensordot (a 0-d operand: a multiply)
 @op(tensors=("input", "other"), grad=lambda input, other: "MulBackward0"
-    if 0 in (input.ndim, other.ndim) else "ViewBackward0")
+    if 0 in (input.ndim, other.ndim) else "ViewBackward0", saves=_CROSS)
 def inner(input, other):
     """The sum of products over the last dims of input and other."""
     if input.ndim == 0 or other.ndim == 0:
@@ -199,7 +206,8 @@ def inner(input, other):
     return jnp.tensordot(input, other, axes=((-1,), (-1,)))
 
 
-@op(tensors=("input", "vec"), promote="none")
+@op(tensors=("input", "vec"), promote="none",
+    saves={"input": ("vec",), "vec": ("input",)})
 def mv(input, vec):
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
@@ -209,7 +217,8 @@ def mv(input, vec):
 
 
 # PyTorch computes outer as a broadcast multiply, so it promotes and records MulBackward0.
-@op(tensors=("input", "vec2"), aliases=("ger",), grad="MulBackward0")
+@op(tensors=("input", "vec2"), aliases=("ger",), grad="MulBackward0",
+    saves={"input": ("vec2",), "vec2": ("input",)})
 def outer(input, vec2):
     """Outer product of two 1-D tensors."""
     for name, v in (("self", input), ("vec2", vec2)):
@@ -301,7 +310,8 @@ def _add_scaled(input, prod, beta, alpha, what):
     return input + prod
 
 
-@op(tensors=("input", "mat1", "mat2"), promote="none")
+@op(tensors=("input", "mat1", "mat2"), promote="none",
+    saves={"mat1": ("mat2",), "mat2": ("mat1",)})
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
     if mat1.ndim != 2:
@@ -313,7 +323,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_scaled(input, jnp.matmul(mat1, mat2), beta, alpha, "mat2")
 
 
-@op(tensors=("input", "batch1", "batch2"), promote="none")
+@op(tensors=("input", "batch1", "batch2"), promote="none",
+    saves={"batch1": ("batch2",), "batch2": ("batch1",)})
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     if batch1.ndim != 3:

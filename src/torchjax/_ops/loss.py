@@ -45,10 +45,11 @@ def _hinge(z):
 
 
 def _rows(fn, variants, **flags):
-    """Register fn once per (row, grad_fn name): PyTorch names the result after its last step,
-    which depends on the arguments (label smoothing ends cross_entropy with an addition)."""
-    for name, grad in variants:
-        op(name=name, grad=grad, **flags)(fn)
+    """Register fn once per (row, grad_fn name[, flags of that row only]): PyTorch names the
+    result after its last step, which depends on the arguments (label smoothing ends
+    cross_entropy with an addition), and what it saves may depend on them too."""
+    for name, grad, *own in variants:
+        op(name=name, grad=grad, **flags, **(own[0] if own else {}))(fn)
 
 
 # -- regression losses ------------------------------------------------------------------------
@@ -60,7 +61,7 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(jnp.square(input - target), reduction)
 
 
-@op(tensors=("input", "target"), grad="AbsBackward0", **_ROW)
+@op(tensors=("input", "target"), grad="AbsBackward0", **_ROW, saves=())
 def l1_loss(input, target):
     """|input - target|, unreduced; its gradient is sgn (0 where input == target)."""
     d = input - target
@@ -150,10 +151,12 @@ def cross_entropy(input, target, weight=None, reduction="mean", ignore_index=-10
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
+# log_softmax saves its own result, nll_loss the target and weight: nothing of input
 _rows(cross_entropy, (("cross_entropy", "NllLossBackward0"),
                       ("cross_entropy_2d", "NllLoss2DBackward0"),
                       ("cross_entropy_smoothed", "AddBackward0")),
-      tensors=("input", "target", "weight"), promote="none", **_ROW)
+      tensors=("input", "target", "weight"), promote="none",
+      saves={"input": ("target", "weight")}, **_ROW)
 
 
 def cross_entropy_probs(input, target, weight=None, reduction="mean", label_smoothing=0.0):
@@ -177,9 +180,16 @@ def cross_entropy_probs(input, target, weight=None, reduction="mean", label_smoo
     return total / (input.size // n_classes)
 
 
+def _probs_saves(label_smoothing=0.0, **_):
+    # (logp * target) * weight; label smoothing first makes a smoothed copy of target
+    return _SMOOTHED_PROBS_SAVES if label_smoothing > 0 else _PROBS_SAVES
+
+
+_PROBS_SAVES = {"input": ("target",), ("input", "target"): ("weight",)}
+_SMOOTHED_PROBS_SAVES = {("input", "target"): ("weight",)}
 _rows(cross_entropy_probs, (("cross_entropy_probs", "NegBackward0"),
                             ("cross_entropy_probs_mean", "DivBackward1")),
-      tensors=("input", "target", "weight"), promote="none", **_ROW)
+      tensors=("input", "target", "weight"), promote="none", saves=_probs_saves, **_ROW)
 
 
 @op(tensors=("input", "target", "weight"), promote="none", grad="MultiMarginLossBackward0",
@@ -285,7 +295,9 @@ def kl_div(input, target, log_target=False):
     return jax.scipy.special.xlogy(target, target) - target * input
 
 
-_rows(kl_div, (("kl_div", "SubBackward0"), ("kl_div_log_target", "MulBackward0")),
+_rows(kl_div, (("kl_div", "SubBackward0", {"saves": {"input": ("target",),
+                                                      "target": ("input", "target")}}),
+               ("kl_div_log_target", "MulBackward0", {"saves": ()})),
       tensors=("input", "target"), **_ROW)
 
 
@@ -304,7 +316,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8):
 
 _rows(poisson_nll_loss, (("poisson_nll_loss", "SubBackward0"),
                          ("poisson_nll_loss_full", "AddBackward0")),
-      tensors=("input", "target"), promote="float", **_ROW)
+      tensors=("input", "target"), promote="float",
+      saves={"input": ("target",), "target": ("input",)}, **_ROW)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6):
@@ -319,10 +332,11 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6):
 
 _rows(gaussian_nll_loss, (("gaussian_nll_loss", "MulBackward0"),
                           ("gaussian_nll_loss_full", "AddBackward0")),
-      tensors=("input", "target", "var"), **_ROW)
+      tensors=("input", "target", "var"), saves=(), **_ROW)
 
 
-@op(tensors=("input", "target", "weight"), grad="DivBackward0", **_ROW)
+@op(tensors=("input", "target", "weight"), grad="DivBackward0", **_ROW,
+    saves={"input": ("input", "target")})
 def multilabel_soft_margin_loss(input, target, weight=None):
     """Per sample: the mean over classes of -(t log_sigmoid(x) + (1 - t) log_sigmoid(-x)),
     each class times weight; unreduced."""
@@ -343,7 +357,7 @@ def soft_margin_loss(input, target, reduction="mean"):
 
 # -- embedding and ranking losses -------------------------------------------------------------
 
-@op(tensors=("input", "target"), promote="none", grad="AddBackward0", **_ROW)
+@op(tensors=("input", "target"), promote="none", grad="AddBackward0", **_ROW, saves=())
 def hinge_embedding_loss(input, target, margin=1.0):
     """max(0, margin - x) where target != 1, plus x where target != -1; unreduced."""
     pulled = jnp.where(target != 1, _clamp_min0(margin - input), 0)
@@ -351,7 +365,7 @@ def hinge_embedding_loss(input, target, margin=1.0):
 
 
 @op(tensors=("input1", "input2", "target"), promote="float", promote_args=("input1", "input2"),
-    grad="AddBackward0", **_ROW)
+    grad="AddBackward0", **_ROW, saves=("input1", "input2"))
 def cosine_embedding_loss(input1, input2, target, margin=0.0):
     """1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1; the cosine
     runs over dim 1 (dim 0 for a 0-d target); unreduced."""
@@ -364,14 +378,15 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0):
     return pos + jnp.where(target == -1, _clamp_min0(cos - margin), 0)
 
 
-@op(tensors=("input1", "input2", "target"), promote="float", grad="ClampMinBackward0", **_ROW)
+@op(tensors=("input1", "input2", "target"), promote="float", grad="ClampMinBackward0", **_ROW,
+    saves=())
 def margin_ranking_loss(input1, input2, target, margin=0.0):
     """max(0, -target (input1 - input2) + margin); unreduced."""
     return _clamp_min0(-target * (input1 - input2) + margin)
 
 
 @op(tensors=("anchor", "positive", "negative"), promote="float", grad="ClampMinBackward0",
-    **_ROW)
+    **_ROW, saves=())
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False):
     """max(0, margin + d(a, p) - d(a, n)) with d the p-norm distance over the last dim (swap:
     d(a, n) becomes min(d(a, n), d(p, n))); unreduced."""
@@ -511,4 +526,4 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_in
 
 _rows(ctc_loss, (("ctc_loss", "CtcLossBackward0"), ("ctc_loss_zero_infinity", "WhereBackward0")),
       tensors=("log_probs", "targets", "input_lengths", "target_lengths"), promote="none",
-      **_ROW)
+      saves=("log_probs", "targets"), **_ROW)

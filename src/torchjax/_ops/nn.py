@@ -34,7 +34,7 @@ def _linear_grad(input, weight, bias=None):
 
 
 @op(tensors=("input", "weight", "bias"), grad=_linear_grad, explain=_linear_explain,
-    promote="none", **_NN)
+    promote="none", **_NN, saves={"input": ("weight",), "weight": ("input",)})
 def linear(input, weight, bias=None):
     """input @ weight.T + bias."""
     if input.dtype != weight.dtype:  # PyTorch does not promote here

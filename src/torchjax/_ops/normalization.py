@@ -124,20 +124,22 @@ def _with_stats(out, new_mean, new_var):
 
 _BN_FLAGS = dict(tensors=("input", "weight", "bias", "running_mean", "running_var"),
                  scalars=("momentum",), promote="none",
-                 needs=("input", "weight", "running_mean", "running_var"),
-                 # the running statistics change in place right after the op, as in PyTorch,
-                 # so they are not version-checked
-                 saves=("input", "weight"), **_PRIVATE)
+                 needs=("input", "weight", "running_mean", "running_var"), **_PRIVATE)
 
 
-@op(grad="NativeBatchNormBackward0", **_BN_FLAGS)
+# PyTorch saves the running statistics after updating them in place (nn.functional's
+# batch_norm re-records their versions once it has written them)
+@op(grad="NativeBatchNormBackward0",
+    saves=("input", "weight", "running_mean", "running_var"), **_BN_FLAGS)
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Batch normalisation over every dim but 1; in training also the updated running stats."""
     return _with_stats(*_bn(input, weight, bias, running_mean, running_var, training, momentum,
                             eps))
 
 
-@op(grad="ViewBackward0", **_BN_FLAGS)
+# PyTorch's instance_norm runs batch_norm on a reshaped view of input with repeated copies of
+# weight and the statistics, so of the arguments only input is saved
+@op(grad="ViewBackward0", saves=("input",), **_BN_FLAGS)
 def _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
                    eps):
     """Batch normalisation of input seen as (1, N*C, ...), as PyTorch computes instance_norm;
@@ -185,7 +187,7 @@ def _normalized_axes(input, normalized_shape, weight, bias, fname, star):
 
 
 @op(tensors=("input", "weight", "bias"), promote="none", needs=("input", "weight"),
-    grad="NativeLayerNormBackward0", **_NN)
+    grad="NativeLayerNormBackward0", **_NN, saves=("input", "weight", "bias"))
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing normalized_shape dims (biased variance), then scale/shift."""
     axes = _normalized_axes(input, normalized_shape, weight, bias, "layer_norm", "*, ")
@@ -202,7 +204,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y.astype(input.dtype)
 
 
-@op(tensors=("input", "weight"), promote="none", grad="MulBackward0", **_NN)
+@op(tensors=("input", "weight"), promote="none", grad="MulBackward0", **_NN,
+    saves={"input": ("input", "weight")})
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the trailing dims, times weight; eps=None is the machine
     epsilon of the accumulation dtype (float32 for half inputs)."""
@@ -321,8 +324,10 @@ def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False):
     return rows
 
 
-@op(tensors=("weight", "indices", "offsets", "per_sample_weights"), promote="none",
-    grad="EmbeddingBagBackward0", **_PRIVATE)
+@op(    tensors=("weight", "indices", "offsets", "per_sample_weights"), promote="none",
+    grad="EmbeddingBagBackward0", **_PRIVATE,
+    saves={"weight": ("indices", "offsets", "per_sample_weights"),
+           "per_sample_weights": ("weight", "indices", "offsets")})
 def _embedding_bag(weight, indices, offsets, per_sample_weights=None, scale_grad_by_freq=False,
                    mode="mean", include_last_offset=False, padding_idx=None):
     """Sum, mean or max of the weight rows of each bag (indices[offsets[i]:offsets[i+1]]);

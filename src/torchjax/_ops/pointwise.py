@@ -12,6 +12,10 @@ from ._nograd import no_derivative
 from ._registry import function, numbered, op
 
 _BIN = ("input", "other")
+# What each operand's derivative formula reads (PyTorch's derivatives.yaml; see _saves.py):
+# each factor of a product reads the other one; both gradients of a quotient read the divisor
+_CROSS = {"input": ("other",), "other": ("input",)}
+_DIV = {"input": ("other",), "other": ("input", "other")}
 
 
 def _true_div_dtype(cd, kw):
@@ -39,8 +43,6 @@ _POW_GRAD = numbered("Pow", {"ts": 0, "tt": 1, "st": 2}, "input", "exponent")
 
 
 def _div_grad(input, other, rounding_mode=None, **_):
-    if not hasattr(input, "_data"):
-        return "MulBackward0"  # PyTorch computes scalar / tensor as reciprocal(tensor) * scalar
     return "DivBackward0" if rounding_mode is None else "DivBackward2"
 
 
@@ -123,7 +125,7 @@ def rsub(input, other, *, alpha=1):
 
 
 @op(tensors=_BIN, inplace=True, dunders=("__mul__", "__rmul__"),
-    aliases=("multiply",))
+    aliases=("multiply",), saves=_CROSS)
 def mul(input, other):
     """input * other."""
     if input.dtype == jnp.bool_:
@@ -132,7 +134,7 @@ def mul(input, other):
 
 
 @op(tensors=_BIN, inplace=True, promote=_true_div_dtype, dunders=("__truediv__",),
-    rdunders=("__rtruediv__",), aliases=("divide",), check=_check_int_divisor, grad=_div_grad)
+    aliases=("divide",), check=_check_int_divisor, grad=_div_grad, saves=_DIV)
 def div(input, other, *, rounding_mode=None):
     """input / other; rounding_mode "trunc" or "floor" rounds the quotient."""
     if rounding_mode is None:
@@ -149,7 +151,17 @@ def div(input, other, *, rounding_mode=None):
                      f"found '{rounding_mode}'")
 
 
-@op(tensors=_BIN, inplace=True, promote="float", grad="DivBackward0")
+# `2 / x` is Tensor.__rtruediv__(x, 2): PyTorch computes it as reciprocal(x) * 2, so its node
+# is MulBackward0 and it saves only its own intermediate (an in-place change to x after it is
+# fine there)
+@op(tensors=_BIN, function=False, method=False, dunders=("__rtruediv__",),
+    promote=_true_div_dtype, grad="MulBackward0", saves=())
+def _rtruediv(input, other):
+    """other / input."""
+    return other / input
+
+
+@op(tensors=_BIN, inplace=True, promote="float", grad="DivBackward0", saves=_DIV)
 def true_divide(input, other):
     """input / other as true division."""
     return input / other
@@ -165,26 +177,28 @@ def floor_divide(input, other):
     """Floor of input / other."""
     out = _floor_div(input, other)
     if jnp.issubdtype(out.dtype, jnp.inexact):
-        out = _no_derivative(out)
+        out = _no_derivative(out, input, other)
     return out
 
 
 @op(tensors=_BIN, inplace=True, dunders=("__mod__",), rdunders=("__rmod__",),
-    check=_check_int_divisor, grad=numbered("Remainder", {"ts": 0, "tt": 1}, "input", "other"))
+    check=_check_int_divisor, grad=numbered("Remainder", {"ts": 0, "tt": 1}, "input", "other"),
+    saves={"other": _BIN})
 def remainder(input, other):
     """Python-style modulus: the result has the sign of the divisor."""
     return jnp.remainder(input, other)
 
 
 @op(tensors=_BIN, inplace=True, check=_check_int_divisor,
-    grad=numbered("Fmod", {"ts": 0, "tt": 1}, "input", "other"))
+    grad=numbered("Fmod", {"ts": 0, "tt": 1}, "input", "other"), saves={"other": _BIN})
 def fmod(input, other):
     """C-style modulus: the result has the sign of the dividend."""
     return jnp.fmod(input, other)
 
 
 @op(tensors=("input", "exponent"), inplace=True, dunders=("__pow__",),
-    rdunders=("__rpow__",), check=_check_int_power, grad=_POW_GRAD)
+    rdunders=("__rpow__",), check=_check_int_power, grad=_POW_GRAD,
+    saves={"input": ("input", "exponent"), "exponent": ("input", "exponent", "result")})
 def pow(input, exponent):
     """input ** exponent."""
     if not jnp.issubdtype(input.dtype, jnp.inexact):
@@ -438,6 +452,7 @@ def _lerp_check(input, end, weight):
 
 # promote="none": PyTorch requires equal dtypes instead of promoting
 @op(tensors=("input", "end", "weight"), inplace=True, promote="none",
+    saves={"input": ("weight",), "end": ("weight",), "weight": ("input", "end")},
     grad=numbered("Lerp", {"s": 0, "t": 1}, "weight"))
 def lerp(input, end, weight):
     """input + weight * (end - input), computed as PyTorch does for weights above 0.5."""
@@ -448,13 +463,41 @@ def lerp(input, end, weight):
 
 
 @op(tensors=("condition", "input", "other"), promote_args=("input", "other"), method=False,
-    needs=("condition",))
+    function=False, needs=("condition",))
 def where(condition, input, other):
     """input where condition holds, other elsewhere."""
     if condition.dtype != jnp.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                         f"with dtype {_dtypes.SCALAR_NAMES[_dtypes.from_jax(condition.dtype).name]}")
     return jnp.where(condition, input, other)
+
+
+@function(name="where", method=False)
+def _where(condition, input=None, other=None, *, out=None):
+    """input where condition holds, other elsewhere; with the condition alone, the indices
+    where it holds (nonzero(condition, as_tuple=True))."""
+    from .._dispatch import FUNCTIONS
+    if input is None and other is None:
+        if out is not None:
+            raise TypeError("where() got an unexpected keyword argument 'out' with a condition "
+                            "only")
+        from .sorting import nonzero
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        got = [_arg_type(condition)] + ([_arg_type(input)] if input is not None else []) + (
+            [f"other={_arg_type(other)}"] if other is not None else [])
+        got = ", ".join(got)
+        raise TypeError(
+            f"where() received an invalid combination of arguments - got ({got}), but expected "
+            "one of:\n * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor other, *, "
+            "Tensor out = None)\n * (Tensor condition, Number self, Tensor other)\n * (Tensor "
+            "condition, Tensor input, Number other)\n * (Tensor condition, Number self, Number "
+            "other)\n")
+    return FUNCTIONS["where"](condition, input, other, out=out)
+
+
+def _arg_type(v) -> str:
+    return "Tensor" if hasattr(v, "_data") else type(v).__name__
 
 
 @function(name="where", function=False)

@@ -506,13 +506,13 @@ def _cum_extreme(input, dim, name, better):
     return jnp.take_along_axis(input, idx, axis=d), idx
 
 
-@op(promote="none", out_names=("values", "indices"), saves=())
+@op(promote="none", out_names=("values", "indices"), saves=("input",))
 def cummax(input, dim):
     """Running maximum along dim and where it was found; the gradient goes to that index."""
     return _cum_extreme(input, dim, "cummax", jnp.greater_equal)
 
 
-@op(promote="none", out_names=("values", "indices"), saves=())
+@op(promote="none", out_names=("values", "indices"), saves=("input",))
 def cummin(input, dim):
     """Running minimum along dim and where it was found; the gradient goes to that index."""
     return _cum_extreme(input, dim, "cummin", jnp.less_equal)

@@ -111,21 +111,25 @@ def _cell_row(mode, input, hxs, w_ih, w_hh, b_ih, b_hh):
 
 _CELL = dict(tensors=("input", "hx", "w_ih", "w_hh", "b_ih", "b_hh"), promote="none",
              method=False)
+# PyTorch composes a cell from two linear layers (each factor saved when the other requires
+# grad) and its gates; an Elman cell's activation also saves the result
+_LINEARS = {"input": ("w_ih",), "w_ih": ("input",), "hx": ("w_hh",), "w_hh": ("hx",)}
+_LINEARS_RESULT = {k: (*v, "result") for k, v in _LINEARS.items()}
 
 
-@op(grad="TanhBackward0", **_CELL)
+@op(grad="TanhBackward0", **_CELL, saves=_LINEARS_RESULT)
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of an Elman RNN with tanh: tanh(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
     return _cell_row("RNN_TANH", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
 
 
-@op(grad="ReluBackward0", **_CELL)
+@op(grad="ReluBackward0", **_CELL, saves=_LINEARS_RESULT)
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step of an Elman RNN with ReLU."""
     return _cell_row("RNN_RELU", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
 
 
-@op(grad="AddBackward0", **_CELL)
+@op(grad="AddBackward0", **_CELL, saves=_LINEARS)
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One GRU step (gates r, z, n in that order along the weights' first dim)."""
     return _cell_row("GRU", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
@@ -369,7 +373,7 @@ def _broadcast_check(dst, src):
 
 
 @op(tensors=(), tensor_list="sequences", scalars=("padding_value",), promote="none",
-    function=False, method=False, grad="CopySlices")
+    function=False, method=False, grad="CopySlices", saves=())
 def _pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
     """Sequences (L_i, *) padded to the longest, stacked on dim 1 (dim 0 with batch_first);
     the result has the first sequence's dtype."""

@@ -206,7 +206,8 @@ def _scatter_legacy_reduce_row(input, dim, index, src, reduce, is_value):
     return out.reshape(input.shape)
 
 
-@op(name="scatter_add", tensors=("input", "index", "src"), needs=("index",), **_ROW)
+@op(name="scatter_add", tensors=("input", "index", "src"), needs=("index",), **_ROW,
+    saves={"src": ("index",)})
 def _scatter_add_row(input, dim, index, src):
     """input plus src summed into index along dim."""
     x, index, src = _nd(input), _nd(index), _nd(src)
@@ -214,7 +215,8 @@ def _scatter_add_row(input, dim, index, src):
     return out.reshape(input.shape)
 
 
-@op(name="scatter_reduce", tensors=("input", "index", "src"), **_ROW)
+@op(name="scatter_reduce", tensors=("input", "index", "src"), **_ROW,
+    saves=("input", "index", "src", "result"))
 def _scatter_reduce_row(input, dim, index, src, reduce, *, include_self=True):
     """input with src reduced into index along dim (sum, prod, mean, amax, amin)."""
     x, index, src = _nd(input), _nd(index), _nd(src)
@@ -223,7 +225,8 @@ def _scatter_reduce_row(input, dim, index, src, reduce, *, include_self=True):
     return out.reshape(input.shape)
 
 
-@op(name="index_add", tensors=("input", "index", "source"), needs=("index",), **_ROW)
+@op(name="index_add", tensors=("input", "index", "source"), needs=("index",), **_ROW,
+    saves={"source": ("index", "source")})
 def _index_add_row(input, dim, index, source, *, alpha=1):
     """input with alpha * source added at the positions index along dim."""
     x = _nd(input)
@@ -238,7 +241,8 @@ def _index_add_row(input, dim, index, source, *, alpha=1):
     return _add(x.reshape(-1), _index_pos(x.shape, dim, index), vals).reshape(input.shape)
 
 
-@op(name="index_copy", tensors=("input", "index", "source"), needs=("index",), **_ROW)
+@op(name="index_copy", tensors=("input", "index", "source"), needs=("index",), **_ROW,
+    saves={"input": ("index",), "source": ("index", "source")})
 def _index_copy_row(input, dim, index, source):
     """input with source copied to the positions index along dim."""
     x = _nd(input)
@@ -246,7 +250,8 @@ def _index_copy_row(input, dim, index, source):
     return _set(x.reshape(-1), pos, _nd(source).reshape(-1)).reshape(input.shape)
 
 
-@op(name="index_reduce", tensors=("input", "index", "source"), **_ROW)
+@op(name="index_reduce", tensors=("input", "index", "source"), **_ROW,
+    saves=("input", "index", "source", "result"))
 def _index_reduce_row(input, dim, index, source, reduce, *, include_self=True):
     """input with source reduced into the positions index along dim."""
     x = _nd(input)
@@ -270,7 +275,8 @@ op(name="_index_fill_tensor", tensors=("input", "index", "value"), needs=("index
    **_ROW)(_index_fill_fn)
 
 
-@op(name="put", tensors=("input", "index", "source"), needs=("index",), **_ROW)
+@op(name="put", tensors=("input", "index", "source"), needs=("index",), **_ROW,
+    saves=("index", "source"))
 def _put_row(input, index, source, accumulate=False):
     """input seen as 1-D with source written (accumulate: added) at index."""
     flat = input.reshape(-1)
@@ -314,7 +320,7 @@ def _check_slice(src, want):
                            f"{_sizes(src.shape)}, slice size = {_sizes(want)}")
 
 
-@op(tensors=("input", "src"), promote="none")
+@op(tensors=("input", "src"), promote="none", saves=())
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """input with its diagonal (offset, dim1, dim2) replaced by src."""
     d1, d2 = _wrap(dim1, input.ndim), _wrap(dim2, input.ndim)
@@ -326,7 +332,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return out.reshape(input.shape)
 
 
-@op(tensors=("input", "src"), promote="none")
+@op(tensors=("input", "src"), promote="none", saves=())
 def select_scatter(input, src, dim, index):
     """input with input.select(dim, index) replaced by src."""
     d = _wrap(dim, input.ndim)
@@ -339,7 +345,7 @@ def select_scatter(input, src, dim, index):
     return input.at[key].set(src.astype(input.dtype))
 
 
-@op(tensors=("input", "src"), promote="none")
+@op(tensors=("input", "src"), promote="none", saves=())
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """input with input[..., start:end:step, ...] (along dim) replaced by src."""
     d = _wrap(dim, input.ndim)
@@ -455,7 +461,7 @@ def _scatter(fname, inplace, input, dim, index, src, value, reduce):
             warnings.warn(
                 "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
                 "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
-                "reduction options.", UserWarning, stacklevel=3)
+                "reduction options.", UserWarning, stacklevel=4)  # 4: + the x64-scope wrapper
     d = _scatter_checks(input, dim, index, None if is_value else src)
     if reduce is not None:
         return _run("_scatter_legacy_reduce", inplace, (input, index, src),
@@ -589,7 +595,7 @@ def _index_reduce(fname, inplace, input, dim, index, source, reduce, include_sel
     _require_tensor(fname, "index", 3, index)
     _require_tensor(fname, "source", 4, source)
     warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
-                  stacklevel=3)
+                  stacklevel=4)  # 4: + the composite's x64-scope wrapper
     if reduce not in _INDEX_REDUCES:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")

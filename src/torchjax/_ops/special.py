@@ -88,9 +88,9 @@ _unary("digamma", _upcast(_digamma), doc="The logarithmic derivative of Gamma.")
 _unary("i0", _upcast(jss.i0), doc="The modified Bessel function of the first kind, order 0.")
 _unary("sinc", jnp.sinc, doc="sin(pi x) / (pi x), 1 at 0.")
 _unary("deg2rad", lambda x: x * jnp.asarray(math.pi / 180, x.dtype),
-       doc="Degrees to radians.", grad="Deg2RadBackward0")
+       doc="Degrees to radians.", grad="Deg2RadBackward0", saves=())
 _unary("rad2deg", lambda x: x * jnp.asarray(180 / math.pi, x.dtype),
-       doc="Radians to degrees.", grad="Rad2DegBackward0")
+       doc="Radians to degrees.", grad="Rad2DegBackward0", saves=())
 
 
 def _trigamma(x):
@@ -226,7 +226,7 @@ def _hypot_jvp(primals, tangents):
     return out, (dx * x + dy * y) / out
 
 
-@op(tensors=_BIN, inplace=True)
+@op(tensors=_BIN, inplace=True, saves={"input": ("input", "result"), "other": ("other", "result")})
 def hypot(input, other):
     """sqrt(input**2 + other**2) without overflow."""
     _require_float("hypot_cpu", input)
@@ -247,7 +247,8 @@ def _copysign_jvp(primals, tangents):
 
 
 @op(tensors=_BIN, promote="float", inplace=True,
-    grad=numbered("Copysign", {"tt": 0, "ts": 1}, "input", "other"))
+    grad=numbered("Copysign", {"tt": 0, "ts": 1}, "input", "other"),
+    saves={"input": ("input", "result")})
 def copysign(input, other):
     """|input| with the sign of other."""
     return _copysign(input, other)
@@ -266,7 +267,7 @@ def _nextafter_jvp(primals, tangents):
     return out, dx * (x != y).astype(out.dtype)
 
 
-@op(tensors=_BIN, inplace=True)
+@op(tensors=_BIN, inplace=True, saves={"input": _BIN})
 def nextafter(input, other):
     """The next representable value after input towards other."""
     _require_float("nextafter_cpu", input)
@@ -316,7 +317,8 @@ def _float_power_dtype(cd, _kw):
 
 
 @op(tensors=("input", "exponent"), promote=_float_power_dtype,
-    grad=numbered("Pow", {"ts": 0, "tt": 1, "st": 2}, "input", "exponent"))
+    grad=numbered("Pow", {"ts": 0, "tt": 1, "st": 2}, "input", "exponent"),
+    saves={"exponent": ("result",)})  # PyTorch saves float64 copies of the inputs
 def float_power(input, exponent):
     """input ** exponent computed in double precision (float64 or complex128)."""
     if jnp.issubdtype(input.dtype, jnp.complexfloating):
@@ -351,7 +353,7 @@ def heaviside(input, values):
     values = jnp.asarray(values, input.dtype)
     out = jnp.where(input == 0, values, (input > 0).astype(input.dtype))
     if jnp.issubdtype(out.dtype, jnp.inexact):
-        out = _heaviside_no_grad(out)
+        out = _heaviside_no_grad(out, input, values)
     return out
 
 
@@ -401,7 +403,7 @@ def _ldexp_dtype(input, other):
 
 
 # promote="none": the gradient depends on whether other is an integer tensor
-@op(tensors=_BIN, promote="none")
+@op(tensors=_BIN, promote="none", saves={"input": ("other",), "other": ("result",)})
 def ldexp(input, other):
     """input * 2 ** other."""
     dt = _ldexp_dtype(input, other)
@@ -482,13 +484,15 @@ def _value_of(value, dtype):
     return jnp.asarray(value).astype(dtype)
 
 
-@op(tensors=("input", "tensor1", "tensor2"), scalars=("value",), inplace=True)
+@op(tensors=("input", "tensor1", "tensor2"), scalars=("value",), inplace=True,
+    saves={"tensor1": ("tensor2",), "tensor2": ("tensor1",)})
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
     return input + _value_of(value, input.dtype) * tensor1 * tensor2
 
 
-@op(tensors=("input", "tensor1", "tensor2"), scalars=("value",), promote="none", inplace=True)
+@op(tensors=("input", "tensor1", "tensor2"), scalars=("value",), promote="none", inplace=True,
+    saves={"tensor1": ("tensor2",), "tensor2": ("tensor1", "tensor2")})
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
     if not (jnp.issubdtype(tensor1.dtype, jnp.inexact)
@@ -536,6 +540,9 @@ def logit(input, eps=None):
 
 
 # -- torch.special rows -------------------------------------------------------------------------
+
+_IR = ("input", "result")  # derivatives that read both the input and the result
+
 
 def _special(name, f, grad=None, **flags):
     def fn(input):
@@ -626,15 +633,20 @@ def _entr_fwd(x):
 
 _entr = _with_jvp(_entr_fwd, lambda x, y: -(1 + jnp.log(x)))
 
-_special("erfcx", _no_half("erfcx_cpu", _erfcx), doc="exp(input**2) * erfc(input), without overflow.")
+_special("erfcx", _no_half("erfcx_cpu", _erfcx), saves=_IR,
+         doc="exp(input**2) * erfc(input), without overflow.")
 _special("ndtr", lambda x: (1 + jax.lax.erf(x * math.sqrt(0.5))) * 0.5, grad="MulBackward1",
+         saves=(),  # PyTorch's composite saves only its own intermediate
          doc="The standard normal cumulative distribution function.")
-_special("ndtri", _no_half("ndtri_cpu", _ndtri), doc="The inverse of ndtr.")
-_special("log_ndtr", _no_half("log_ndtr_cpu", _log_ndtr), doc="log(ndtr(input)), accurate in both tails.")
-_special("i0e", _upcast(_i0e), grad="SpecialI0EBackward0",
+_special("ndtri", _no_half("ndtri_cpu", _ndtri), saves=("result",), doc="The inverse of ndtr.")
+_special("log_ndtr", _no_half("log_ndtr_cpu", _log_ndtr), saves=_IR,
+         doc="log(ndtr(input)), accurate in both tails.")
+_special("i0e", _upcast(_i0e), grad="SpecialI0EBackward0", saves=_IR,
          doc="The exponentially scaled modified Bessel function of order 0.")
-_special("i1", _half_no_backward("i1_backward", _upcast(_i1)), doc="The modified Bessel function of the first kind, order 1.")
+_special("i1", _half_no_backward("i1_backward", _upcast(_i1)), saves=_IR,
+         doc="The modified Bessel function of the first kind, order 1.")
 _special("i1e", _half_no_backward("i1e_backward", _upcast(_i1e)), grad="SpecialI1EBackward0",
+         saves=_IR,
          doc="The exponentially scaled modified Bessel function of order 1.")
 _special("entr", _entr, doc="-input * log(input), 0 at 0 and -inf below.")
 

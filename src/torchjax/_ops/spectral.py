@@ -9,7 +9,15 @@ from .. import _dtypes
 from ._registry import op
 
 _NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward": "forward"}
-_FFT = dict(function=False, method=False, namespace="torch.fft", promote="float")
+# The transforms are linear: PyTorch's backward of a complex-input transform reads only sizes
+# and saves no tensor, while that of a real-input one (FftR2CBackward0) saves its input
+_FFT = dict(function=False, method=False, namespace="torch.fft", promote="float", saves=())
+_R2C = dict(_FFT, saves=("input",))
+_IN = ("input",)
+
+
+def _r2c_saves(input, **_):
+    return () if input.is_complex() else _IN
 
 
 def _norm(norm):
@@ -126,7 +134,7 @@ def _one(x, n, dim):
 
 # a real input takes PyTorch's real-to-complex kernel (with both halves filled in)
 @op(grad=lambda input, **_: "FftC2CBackward0" if input.is_complex() else "FftR2CBackward0",
-    **_FFT)
+    **dict(_FFT, saves=_r2c_saves))
 def fft_fft(input, n=None, dim=-1, norm=None):
     """The one-dimensional discrete Fourier transform of input."""
     _check_dtype(input)
@@ -134,7 +142,7 @@ def fft_fft(input, n=None, dim=-1, norm=None):
     return _c2c(input, dims, sizes, norm, False)
 
 
-@op(grad="FftC2CBackward0", **_FFT)
+@op(grad="FftC2CBackward0", **dict(_FFT, saves=_r2c_saves))
 def fft_ifft(input, n=None, dim=-1, norm=None):
     """The one-dimensional inverse discrete Fourier transform of input."""
     _check_dtype(input)
@@ -142,7 +150,7 @@ def fft_ifft(input, n=None, dim=-1, norm=None):
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(grad="FftR2CBackward0", **_FFT)
+@op(grad="FftR2CBackward0", **_R2C)
 def fft_rfft(input, n=None, dim=-1, norm=None):
     """The one-dimensional Fourier transform of real input: the non-negative frequencies."""
     _check_dtype(input, "rfft")
@@ -175,7 +183,7 @@ def fft_hfft(input, n=None, dim=-1, norm=None):
     return _c2r(jnp.conj(_as_complex(input)), (d,), [n], inv[norm])
 
 
-@op(grad="ConjBackward0", **_FFT)
+@op(grad="ConjBackward0", **_R2C)
 def fft_ihfft(input, n=None, dim=-1, norm=None):
     """The inverse of hfft: the first half of the Hermitian spectrum of real input."""
     _check_dtype(input, "ihfft")
@@ -219,7 +227,7 @@ def fft_ifftn(input, s=None, dim=None, norm=None):
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(grad="FftR2CBackward0", **_FFT)
+@op(grad="FftR2CBackward0", **_R2C)
 def fft_rfft2(input, s=None, dim=(-2, -1), norm=None):
     """The two-dimensional Fourier transform of real input; the last dim is halved."""
     _check_dtype(input, "rfftn")
@@ -227,7 +235,7 @@ def fft_rfft2(input, s=None, dim=(-2, -1), norm=None):
     return _r2c(input, dims, sizes, norm)
 
 
-@op(grad="FftR2CBackward0", **_FFT)
+@op(grad="FftR2CBackward0", **_R2C)
 def fft_rfftn(input, s=None, dim=None, norm=None):
     """The n-dimensional Fourier transform of real input; the last dim is halved."""
     _check_dtype(input, "rfftn")

@@ -24,7 +24,7 @@ def _wrap(dim, ndim):
 
 # -- differences and integrals -----------------------------------------------------------------
 
-@op(tensors=("input", "prepend", "append"), promote="none", grad="SubBackward0")
+@op(tensors=("input", "prepend", "append"), promote="none", grad="SubBackward0", saves=())
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along dim, after prepending / appending values."""
     if input.ndim == 0:
@@ -73,8 +73,8 @@ def _trapezoid_dtype(y, x):
     return dt
 
 
-@op(tensors=("y", "x"), promote="none",
-    grad=lambda x=None, **_: "MulBackward1" if x is None else "DivBackward1")
+@op(tensors=("y", "x"), promote="none", aliases=("trapz",),
+    grad=lambda x=None, **_: "MulBackward1" if x is None else "DivBackward1", saves=())
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of y along dim by the trapezoid rule (sample points x, or spacing dx)."""
     if x is not None and dx is not None:
@@ -93,7 +93,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 @op(tensors=("y", "x"), promote="none",
-    grad=lambda x=None, **_: "CumsumBackward0" if x is None else "DivBackward1")
+    grad=lambda x=None, **_: "CumsumBackward0" if x is None else "DivBackward1", saves=())
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoid-rule integral of y along dim (one fewer element along dim)."""
     if x is not None and dx is not None:
@@ -180,14 +180,16 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return out[0] if scalar_q else out
 
 
-@op(tensors=("input", "q"), promote="none", check=_check_quantile, grad="SqueezeBackward4")
+@op(tensors=("input", "q"), promote="none", check=_check_quantile, grad="SqueezeBackward4",
+    saves=())
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles of input along dim (of all elements when dim is None); NaN where a
     slice holds a NaN."""
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
-@op(tensors=("input", "q"), promote="none", check=_check_nanquantile, grad="SqueezeBackward4")
+@op(tensors=("input", "q"), promote="none", check=_check_nanquantile, grad="SqueezeBackward4",
+    saves=())
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile ignoring NaNs (NaN only where a slice is all NaN)."""
     return _quantile(input, q, dim, keepdim, interpolation, True)
@@ -234,13 +236,15 @@ def _cov(input, correction, fweights, aweights):
     return c if input.ndim == 2 else c.reshape(())
 
 
-@op(tensors=("input", "fweights", "aweights"), promote="none", grad="SqueezeBackward0")
+@op(tensors=("input", "fweights", "aweights"), promote="none", grad="SqueezeBackward0",
+    saves={"input": ("aweights",), "aweights": ("input", "aweights")})
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in input's rows (observations in columns)."""
     return _cov(input, correction, fweights, aweights)
 
 
-@op(promote="none", grad=lambda input: "DivBackward0" if input.ndim < 2 else "ClampBackward1")
+@op(promote="none", grad=lambda input: "DivBackward0" if input.ndim < 2 else "ClampBackward1",
+    saves=())
 def corrcoef(input):
     """Pearson correlation coefficients of the variables in input's rows."""
     c = _cov(input, 1, None, None)

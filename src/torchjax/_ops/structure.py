@@ -148,7 +148,7 @@ def diag(input, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
-@op(promote="none")
+@op(promote="none", saves=())
 def trace(input):
     """The sum of the main diagonal of a matrix (integers sum to int64)."""
     if input.ndim != 2:
@@ -638,7 +638,7 @@ def _view_as(self, other):
 
 # -- products and distances ------------------------------------------------------------------
 
-@op(tensors=("input", "other"), grad="UnsafeViewBackward0")
+@op(tensors=("input", "other"), grad="UnsafeViewBackward0", saves=())
 def kron(input, other):
     """The Kronecker product (the smaller-rank input gets leading dims of size 1)."""
     if input.dtype == jnp.bool_:
@@ -653,7 +653,7 @@ def _same_dtype(a, b, msg=None):
 
 
 @op(name="tensordot", tensors=("a", "b"), promote="none", function=False, method=False,
-    grad="ViewBackward0")
+    grad="ViewBackward0", saves={"a": ("b",), "b": ("a",)})
 def _tensordot(a, b, dims=2):
     """Sum of products over the last `dims` dims of a and the first of b (or listed dims)."""
     _same_dtype(a, b, "both inputs should have same dtype")
@@ -690,7 +690,8 @@ def tensordot(a, b, dims=2):
     return _call("tensordot", a, b, dims)
 
 
-@op(tensors=("input", "other"), promote="none", grad="LinalgCrossBackward0")
+@op(tensors=("input", "other"), promote="none", grad="LinalgCrossBackward0",
+    saves={"input": ("other",), "other": ("input",)})
 def cross(input, other, dim=None):
     """The 3-D cross product along dim (the first dim of size 3 when dim is None)."""
     _same_dtype(input, other)
@@ -738,7 +739,8 @@ def _cdist_norm(diff, p):
     return jnp.where(z, 0, jnp.where(z, 1, s) ** (1 / p))
 
 
-@op(tensors=("x1", "x2"), promote="none", function=True, method=False)
+@op(tensors=("x1", "x2"), promote="none", function=True, method=False,
+    saves=("x1", "x2", "result"))
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between each row of x1 and each row of x2 (batch dims broadcast)."""
     if compute_mode not in _CDIST_MODES:

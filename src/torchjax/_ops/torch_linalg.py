@@ -185,13 +185,13 @@ def _det(A, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgDetBackward0")
+    grad="LinalgDetBackward0", saves=("A", "result"))
 def linalg_det(A):
     """Determinant of square matrices."""
     return _det(A, "linalg.det")
 
 
-@op(promote="none", grad="LinalgDetBackward0")
+@op(promote="none", grad="LinalgDetBackward0", saves=("input", "result"))
 def det(input):
     """Determinant of square matrices (torch.linalg.det)."""
     return _det(input, "linalg.det")
@@ -205,13 +205,14 @@ def _slogdet(A, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("sign", "logabsdet"), grad="LinalgSlogdetBackward0")
+    out_names=("sign", "logabsdet"), grad="LinalgSlogdetBackward0", saves=("A", "result"))
 def linalg_slogdet(A):
     """Sign and log of the absolute value of the determinant."""
     return _slogdet(A, "linalg.slogdet")
 
 
-@op(promote="none", out_names=("sign", "logabsdet"), grad="LinalgSlogdetBackward0")
+@op(promote="none", out_names=("sign", "logabsdet"), grad="LinalgSlogdetBackward0",
+    saves=("input", "result"))
 def slogdet(input):
     """Sign and log of the absolute value of the determinant (torch.linalg.slogdet)."""
     return _slogdet(input, "linalg.slogdet")
@@ -236,7 +237,7 @@ def _broadcast_batch(A, B):
 
 
 @op(tensors=("A", "B"), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("result", "info"), grad="LinalgSolveExBackward0")
+    out_names=("result", "info"), grad="LinalgSolveExBackward0", saves=("A", "result"))
 def linalg_solve_ex(A, B, *, left=True, check_errors=False):
     """Solution X of A X = B (left) or X A = B, with LAPACK's info."""
     _square_float(A, "linalg.solve")
@@ -326,7 +327,7 @@ def _cholesky(A, upper, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("L", "info"), grad="LinalgCholeskyExBackward0")
+    out_names=("L", "info"), grad="LinalgCholeskyExBackward0", saves=("result",))
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
     """Cholesky factor of Hermitian positive-definite matrices, with LAPACK's info."""
     return _cholesky(A, upper, "linalg.cholesky")
@@ -355,7 +356,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 
 
 @op(promote="none", function=False, method=False, out_names=("L", "info"),
-    grad="CholeskyBackward0")
+    grad="CholeskyBackward0", saves=("result",))
 def _cholesky_torch(input, upper=False):
     """torch.cholesky's factor and info."""
     return _cholesky(input, upper, "cholesky")
@@ -391,13 +392,13 @@ def _qr(A, mode, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("Q", "R"), grad="LinalgQrBackward0")
+    out_names=("Q", "R"), grad="LinalgQrBackward0", saves=("result",))
 def linalg_qr(A, mode="reduced"):
     """QR decomposition: A = Q R with Q orthonormal columns and R upper triangular."""
     return _qr(A, mode, "linalg.qr")
 
 
-@op(promote="none", out_names=("Q", "R"), grad="LinalgQrBackward0")
+@op(promote="none", out_names=("Q", "R"), grad="LinalgQrBackward0", saves=("result",))
 def qr(input, some=True):
     """QR decomposition (deprecated torch.qr; prefer torch.linalg.qr)."""
     return _qr(input, "reduced" if some else "complete", "linalg.qr")
@@ -425,7 +426,7 @@ def _no_driver(driver, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("U", "S", "Vh"), grad="LinalgSvdBackward0")
+    out_names=("U", "S", "Vh"), grad="LinalgSvdBackward0", saves=("result",))
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """Singular value decomposition A = U diag(S) Vh."""
     _no_driver(driver, "torch.linalg.svd")
@@ -433,7 +434,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgSvdBackward0")
+    grad="LinalgSvdBackward0", saves=("result",))
 def linalg_svdvals(A, *, driver=None):
     """Singular values, in descending order."""
     _no_driver(driver, "torch.linalg.svdvals")
@@ -443,7 +444,7 @@ def linalg_svdvals(A, *, driver=None):
 
 
 @op(promote="none", function=False, method=False, out_names=("U", "S", "V"),
-    grad="LinalgSvdBackward0")
+    grad="LinalgSvdBackward0", saves=("result",))
 def _svd_torch(input, some=True):
     """torch.svd with compute_uv: U, S and V (not Vh)."""
     U, S, Vh = _svd(input, not some, "linalg.svd")
@@ -474,14 +475,15 @@ def _eigh(A, UPLO, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("eigenvalues", "eigenvectors"), grad="LinalgEighBackward0")
+    out_names=("eigenvalues", "eigenvectors"), grad="LinalgEighBackward0",
+    saves=("A", "result"))
 def linalg_eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices."""
     return _eigh(A, UPLO, "linalg.eigh")
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgEighBackward0")
+    grad="LinalgEighBackward0", saves=("A", "result"))
 def linalg_eigvalsh(A, UPLO="L"):
     """Eigenvalues (ascending) of Hermitian matrices."""
     if UPLO not in ("L", "U"):
@@ -512,7 +514,7 @@ def _vnorm(x, ord, dim, keepdim):
 
 
 @op(tensors=("x",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgVectorNormBackward0")
+    grad="LinalgVectorNormBackward0", saves=("x", "result"))
 def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """Vector ord-norm over dim (all elements by default)."""
     x = _norm_input(x, dtype, "linalg.vector_norm")
@@ -551,7 +553,7 @@ def _mnorm(A, ord, dim, keepdim, fname="linalg.matrix_norm"):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgVectorNormBackward0")
+    grad="LinalgVectorNormBackward0", saves=("A", "result"))
 def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norm: 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2, over the two dims."""
     A = _norm_input(A, dtype, "linalg.matrix_norm")
@@ -559,7 +561,7 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgVectorNormBackward0")
+    grad="LinalgVectorNormBackward0", saves=("A", "result"))
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """Vector or matrix norm, chosen from ord and dim as torch.linalg.norm does."""
     A = _norm_input(A, dtype, "linalg.norm")
@@ -647,13 +649,13 @@ def _pinv(A, atol, rtol, hermitian, fname):
 
 
 @op(tensors=("A", "atol", "rtol"), promote="none", function=False, method=False,
-    namespace="torch.linalg", grad="LinalgPinvBackward0", needs=("A",))
+    namespace="torch.linalg", grad="LinalgPinvBackward0", needs=("A",), saves=("A", "result"))
 def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse, dropping singular values below max(atol, rtol * s_max)."""
     return _pinv(A, atol, rtol, hermitian, "linalg.pinv")
 
 
-@op(promote="none", grad="LinalgPinvBackward0")
+@op(promote="none", grad="LinalgPinvBackward0", saves=("input", "result"))
 def pinverse(input, rcond=1e-15):
     """Moore-Penrose pseudo-inverse (torch.linalg.pinv with rtol=rcond)."""
     return _pinv(input, None, rcond, False, "linalg.pinv")
@@ -663,7 +665,8 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 @op(tensors=("A", "B"), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("solution", "residuals", "rank", "singular_values"), grad="LinalgLstsqBackward0")
+    out_names=("solution", "residuals", "rank", "singular_values"), grad="LinalgLstsqBackward0",
+    saves=("A", "B", "result"))
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solution of A X = B (the default CPU driver 'gelsy' and 'gels')."""
     if driver is not None and driver not in _DRIVERS:
@@ -734,7 +737,7 @@ def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="SqueezeBackward1")
+    grad="SqueezeBackward1", saves=())
 def linalg_cond(A, p=None):
     """Condition number in the p-norm (2-norm by default)."""
     _need_matrix(A, "linalg.cond")
@@ -868,7 +871,8 @@ def chain_matmul(*matrices, out=None):
 
 
 @op(tensors=("input", "other"), promote="none", function=False, method=False,
-    namespace="torch.linalg", grad="LinalgCrossBackward0")
+    namespace="torch.linalg", grad="LinalgCrossBackward0",
+    saves={"input": ("other",), "other": ("input",)})
 def linalg_cross(input, other, *, dim=-1):
     """Cross product of 3-vectors along dim, broadcasting the other dims."""
     if input.dtype != other.dtype:
@@ -892,7 +896,8 @@ def linalg_cross(input, other, *, dim=-1):
 
 
 @op(tensors=("x", "y"), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad=lambda x, y, **_: "VdotBackward0" if x.ndim == y.ndim == 1 else "SumBackward1")
+    grad=lambda x, y, **_: "VdotBackward0" if x.ndim == y.ndim == 1 else "SumBackward1",
+    saves={"x": ("y",), "y": ("x",)})
 def linalg_vecdot(x, y, *, dim=-1):
     """Dot product of vectors along dim (conjugating x), broadcasting the other dims."""
     if not jnp.issubdtype(x.dtype, jnp.inexact):
@@ -906,7 +911,7 @@ def linalg_vecdot(x, y, *, dim=-1):
 
 
 @op(tensors=("A", "B"), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgSolveTriangularBackward0")
+    grad="LinalgSolveTriangularBackward0", saves=("A", "result"))
 def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """Solution X of A X = B (or X A = B) for triangular A."""
     _need_matrix(A, "linalg.solve_triangular", "A")
@@ -943,7 +948,8 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 # -- addbmm, addmv, addr --------------------------------------------------------------------
 
-@op(tensors=("input", "batch1", "batch2"), promote="none", inplace=True)
+@op(tensors=("input", "batch1", "batch2"), promote="none", inplace=True,
+    saves={"batch1": ("batch2",), "batch2": ("batch1",)})
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (sum over the batch of batch1[i] @ batch2[i])."""
     if batch1.ndim != 3:
@@ -964,7 +970,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _add_scaled(input, prod, beta, alpha, "batch2")
 
 
-@op(tensors=("input", "mat", "vec"), promote="none", inplace=True)
+@op(tensors=("input", "mat", "vec"), promote="none", inplace=True,
+    saves={"mat": ("vec",), "vec": ("mat",)})
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
@@ -977,7 +984,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _add_scaled(input, jnp.matmul(mat, vec), beta, alpha, "mat")
 
 
-@op(tensors=("input", "vec1", "vec2"), inplace=True)
+@op(tensors=("input", "vec1", "vec2"), inplace=True, saves={"vec1": ("vec2",), "vec2": ("vec1",)})
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2)."""
     if vec1.ndim != 1:

@@ -517,7 +517,7 @@ def _clamped_norm(x, axis, eps):
     return n + jax.lax.stop_gradient(jnp.maximum(n, eps) - n)
 
 
-@op(tensors=("x1", "x2"), method=False, grad="SumBackward1")
+@op(tensors=("x1", "x2"), method=False, grad="SumBackward1", saves={"x1": ("x1",), "x2": ("x2",)})
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim, after broadcasting."""
     if not jnp.issubdtype(x1.dtype, jnp.inexact):
@@ -531,7 +531,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return r.reshape(()) if not shape else r
 
 
-@op(tensors=("x1", "x2"), promote="float", method=False, grad="NormBackward1")
+@op(tensors=("x1", "x2"), promote="float", method=False, grad="NormBackward1",
+    saves={"x1": ("result",), "x2": ("result",)})
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """The p-norm of x1 - x2 + eps over the last dim."""
     diff = x1 - x2 + eps
@@ -548,7 +549,7 @@ def _max_full_to_ties(a):
     return jax.lax.stop_gradient(m) + jnp.sum(sel * (a - jax.lax.stop_gradient(a)), axis=-1)
 
 
-@op(method=False, grad="PdistBackward0")
+@op(method=False, grad="PdistBackward0", saves=("input", "result"))
 def pdist(input, p=2):
     """The p-norm distances between the rows of input (N, M), pairs i < j in row order."""
     if input.ndim != 2:

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._views import read_through
+from .._x64 import scoped
 
 
 def contiguous_strides(shape) -> tuple:
@@ -19,6 +20,7 @@ def contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+@scoped  # int64 positions
 def strided_window(base: Tensor, view: Tensor):
     """(offset, strides) with view[i] == base.flatten()[offset + sum(i_k * stride_k)], or None
     when the view is not such a window (a dtype-changing link, a gather, an empty view)."""

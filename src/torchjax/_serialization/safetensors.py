@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _device, _dtypes
 from .._tensor import Tensor
+from .._x64 import scoped
 from ._layout import is_contiguous, strided_window
 
 try:
@@ -109,6 +110,7 @@ def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
     _library().serialize_file(_specs(tensors, keep), str(filename), metadata=metadata)
 
 
+@scoped  # the arrays keep the file's dtypes, int64 and float64 included
 def _tensors(data: bytes, device) -> dict:
     out = {}
     for name, info in sorted(_library().deserialize(data)):

@@ -17,6 +17,7 @@ from .._autograd.grad_mode import (
 )
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
+from .._x64 import enter, leave, scope
 from . import functional, graph, profiler  # noqa: F401 (torch.autograd.profiler)
 from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -129,7 +130,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
             if materialize_grads:
-                out.append(Tensor._wrap(jax.numpy.zeros_like(t._data)))
+                with scope():  # zeros of t's dtype, float64 included
+                    out.append(Tensor._wrap(jax.numpy.zeros_like(t._data)))
             else:
                 out.append(None)
         else:
@@ -138,8 +140,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _run(roots, grads, retain_graph, targets, create_graph):
-    if create_graph:
-        from .._graph_backward import run_backward_graph
-        run_backward_graph(roots, grads, bool(retain_graph), targets)
-    else:
-        run_backward(roots, grads, bool(retain_graph), targets)
+    # the backward pass (and the hooks it calls) runs in torchjax's x64 scope, as the ops of
+    # the forward do; entered inline like dispatch's, since a training step passes here
+    x64 = enter()
+    try:
+        if create_graph:
+            from .._graph_backward import run_backward_graph
+            run_backward_graph(roots, grads, bool(retain_graph), targets)
+        else:
+            run_backward(roots, grads, bool(retain_graph), targets)
+    finally:
+        leave(x64)

@@ -54,9 +54,7 @@ def _tensors(values, what: str) -> tuple:
 
 
 def is_autograd_view(t: Tensor) -> bool:
-    # a detach()/.data alias of a tensor requiring grad shares values but is no autograd view
-    base = t._base
-    return base is not None and (t._requires_grad or not base._requires_grad)
+    return t._autograd_view()
 
 
 def _edge(t: Tensor):

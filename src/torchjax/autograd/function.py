@@ -13,6 +13,7 @@ import warnings
 
 from .._autograd.grad_mode import STATE, no_grad
 from .._tensor import Tensor
+from .._x64 import scope
 from ._function_apply import bind_keywords, finish_forward
 from ._function_ctx import FunctionCtx
 from ._function_ctx import _ContextMethodMixin as _ContextMethodMixin  # old pickles
@@ -86,19 +87,22 @@ class Function(metaclass=FunctionMeta):
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         args = bind_keywords(cls.forward, args, kwargs, skip_ctx=not new_style)
-        if is_traced(args):  # inside a JAX transform: JAX differentiates, with our backward
-            return apply_traced(cls, args, new_style)
-        is_tensor = tuple(isinstance(a, Tensor) for a in args)
-        needs = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
-        ctx = cls._backward_cls(needs, is_tensor)
-        executable = STATE.grad_enabled and any(needs)
-        with no_grad():
-            if new_style:
-                out = cls.forward(*args)
-                cls.setup_context(ctx, args, out)
-            else:
-                out = cls.forward(ctx, *args)
-        return finish_forward(ctx, args, out, executable)
+        # forward runs in torchjax's x64 scope, as backward does (inside the engine): JAX code
+        # in it sees the tensors' 64-bit dtypes
+        with scope():
+            if is_traced(args):  # inside a JAX transform: JAX differentiates, with our backward
+                return apply_traced(cls, args, new_style)
+            is_tensor = tuple(isinstance(a, Tensor) for a in args)
+            needs = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
+            ctx = cls._backward_cls(needs, is_tensor)
+            executable = STATE.grad_enabled and any(needs)
+            with no_grad():
+                if new_style:
+                    out = cls.forward(*args)
+                    cls.setup_context(ctx, args, out)
+                else:
+                    out = cls.forward(ctx, *args)
+            return finish_forward(ctx, args, out, executable)
 
 
 _ONCE_MSG = ("trying to differentiate twice a function that was marked with "

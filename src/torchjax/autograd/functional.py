@@ -23,6 +23,7 @@ from .. import _functionalize as F
 from .._autograd.grad_mode import enable_grad
 from .._dependence import dependence
 from .._tensor import Tensor
+from .._x64 import scope_functions
 from ..func._jacobian import _basis
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -640,3 +641,7 @@ def _hessian_product_graph(func, inputs, v, strict, fn_name: str):
                                  "double_back_trick")
     return (_tuple_postprocess(outputs, is_outputs_tuple),
             _tuple_postprocess(res, is_inputs_tuple))
+
+
+# every transform traces the user's function in torchjax's x64 scope
+scope_functions(globals(), __all__)

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
+from .._x64 import scoped
 from .function import Function
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -58,6 +59,7 @@ def _np(t: Tensor) -> np.ndarray:
     return np.asarray(t.detach()._data)
 
 
+@scoped  # float64 perturbed inputs stay float64
 def _tensor(arr: np.ndarray) -> Tensor:
     return Tensor._wrap(jnp.asarray(arr))
 

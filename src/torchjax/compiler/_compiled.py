@@ -19,6 +19,7 @@ from .. import _logs
 from .._autograd.grad_mode import STATE
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
+from .._x64 import scope
 from ..nn.modules.module import Module
 from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
@@ -95,6 +96,12 @@ class CompiledFunction:
                len({id(t) for t in inputs}), state_sig)
         program = self._programs.get(key)
         known = _known(inputs, state)
+        # the step is traced and run in torchjax's x64 scope, as its ops run eagerly: one
+        # trace sees one x64 setting, and the program keeps PyTorch's 64-bit dtypes
+        with scope():
+            return self._run(key, args, kwargs, inputs, known, src, program)
+
+    def _run(self, key, args, kwargs, inputs, known, src, program):
         if program is None:
             program, known = self._compile(key, args, kwargs, inputs, known, src)
         if program is _EAGER:
@@ -122,7 +129,7 @@ class CompiledFunction:
                     f"{_reason(self._last_key, key)}. New call signatures of this function "
                     "run eagerly from now on. To see every recompile and its reason, set "
                     "TORCHJAX_LOGS=recompiles; raise torchjax._dynamo.config.recompile_limit "
-                    "if the signatures are expected.", stacklevel=3)
+                    "if the signatures are expected.", stacklevel=4)
             self._programs[key] = _EAGER
             return _EAGER, known
         if log and self._last_key is not None and _logs.enabled("recompiles"):
@@ -141,7 +148,7 @@ class CompiledFunction:
                 raise Unsupported(msg) from e
             if _logs.enabled("graph_breaks"):
                 _logs.log("graph_breaks", "%s", msg)
-            warnings.warn(msg + "; this call signature runs eagerly", stacklevel=4)
+            warnings.warn(msg + "; this call signature runs eagerly", stacklevel=5)
             self._programs[key] = _EAGER
             return _EAGER, known
         finally:

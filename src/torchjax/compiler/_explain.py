@@ -18,6 +18,7 @@ from jax.core import Tracer
 from .. import _printing
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
+from .._x64 import scope
 from . import _discover
 from ._breaks import _NEEDS_VALUES, GraphBreak, _is_internal, classify
 from ._compiled import _TRACING, _known
@@ -126,7 +127,8 @@ def explain(fn, *extra_args, **extra_kwargs):
             inputs = [x for x in leaves if isinstance(x, Tensor)]
             src = _discover.roots(fn, args, kwargs)
             state, _ = _discover.walk(src)
-            traced = trace(fn, args, kwargs, _known(inputs, state), src)
+            with scope():  # traced as torchjax.compile traces: in torchjax's x64 scope
+                traced = trace(fn, args, kwargs, _known(inputs, state), src)
             op_count = len(traced.jaxpr.jaxpr.eqns)
         except Exception as e:
             brk = classify(e)

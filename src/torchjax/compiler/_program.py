@@ -18,6 +18,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from .._autograd.grad_mode import STATE
+from .._autograd.node import node_class
 from .._functionalize import tree_unflatten
 from .._jax_node import edge_of, record
 from .._tensor import Tensor
@@ -105,6 +106,11 @@ class Program:
         self.jitted = jax.jit(_trace_once(fun),
                               donate_argnums=tuple(self.n_consts + j for j in self.donated))
         self.differentiable = tr.differentiable_outputs
+        # outputs that required grad in a step whose backward already ran inside it (the
+        # returned loss): they show a grad_fn whose graph is spent, as PyTorch's compiled
+        # forward's outputs do after their backward
+        self.spent = (tuple(tr.out_requires_grad) if tr.backward_ran
+                      and any(tr.out_requires_grad) else None)
         self._flat = None
         self.n_outputs = tr.n_outputs
         self.executions = 0
@@ -164,6 +170,8 @@ class Program:
             raw = self.jitted(*consts, *arrays)
             outs = [Tensor._wrap(o) for o in raw[:n]]
             raw = raw[n:]
+            if self.spent is not None and STATE.grad_enabled:
+                _mark_spent(outs, self.spent)
         self.executions += 1
         it = iter(raw)
         for w, has_value in self.writes:
@@ -196,3 +204,15 @@ class Program:
         edges.extend(edge_of(t) for t in by_array)
         return list(record(self._flat, (*consts, *arrays), tuple(edges),
                            "CompiledFunctionBackward"))
+
+
+def _mark_spent(outs, flags):
+    """Give the outputs one grad_fn whose saved values are already freed: a later backward
+    through them raises PyTorch's "backward through the graph a second time" error."""
+    node = node_class("CompiledFunctionBackward")(None, None, (), (), len(outs))
+    node._released = True
+    for k, (t, rg) in enumerate(zip(outs, flags)):
+        if rg:
+            t._requires_grad = True
+            t._grad_fn = node
+            t._output_nr = k

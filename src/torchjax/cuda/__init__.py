@@ -163,4 +163,7 @@ class device:
         return False
 
 
+from .._legacy_types import CUDA as _LEGACY_TYPES  # noqa: E402
 from . import amp  # noqa: E402
+
+globals().update(_LEGACY_TYPES)  # torch.cuda.FloatTensor, ...

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._tensor import Tensor
+from .._x64 import scope_functions
 
 _MISSING = object()
 
@@ -167,3 +168,6 @@ def stack_module_state(models):
     all_buffers = [dict(m.named_buffers()) for m in models]
     buffers = {k: stacked([b[k] for b in all_buffers], k) for k in all_buffers[0]}
     return params, buffers
+
+
+scope_functions(globals())  # torchjax's x64 scope (the module forward runs in it)

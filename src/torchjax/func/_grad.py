@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _functionalize as F
 from .._tensor import Tensor
+from .._x64 import scoped
 from . import _argnums
 from ._vmap import wraps
 
@@ -42,6 +43,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     """A function returning (gradient of func w.r.t. args[argnums], func's value)."""
 
     @wraps(func)
+    @scoped
     def wrapper(*args, **kwargs):
         g, value, aux = _grad_and_value(func, argnums, has_aux, args, kwargs)
         return (g, (value, aux)) if has_aux else (g, value)
@@ -52,6 +54,7 @@ def grad(func, argnums=0, has_aux: bool = False):
     """A function returning the gradient of func w.r.t. args[argnums] (torch.func.grad)."""
 
     @wraps(func)
+    @scoped
     def wrapper(*args, **kwargs):
         g, _, aux = _grad_and_value(func, argnums, has_aux, args, kwargs)
         return (g, aux) if has_aux else g
@@ -112,6 +115,7 @@ def _output_pure(func, args, kwargs, slots, has_aux, api, out_box, aux_box):
     return F.pure_function(func, args, kwargs, slots, post, differentiating=True)
 
 
+@scoped
 def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn[, aux]); vjp_fn(cotangents) gives one gradient per primal."""
     out, pullback, aux, _ = vjp_with_argnums(func, primals, None, has_aux)
@@ -138,6 +142,7 @@ def vjp_with_argnums(func, args, argnums, has_aux, api="vjp(f, *primals)"):
             raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex "
                                f"Tensors, got Tensor with dtype {F.wrap(o).dtype}")
 
+    @scoped  # called later by the user
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph=None):
         flat_ct, ct_spec = F.tree_flatten(cotangents)
         if ct_spec != out_spec:
@@ -179,6 +184,7 @@ def _spec_pprint(spec) -> str:
 _JVP = "jvp(f, primals, tangents)"
 
 
+@scoped
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the Jacobian of func at primals times tangents[, aux])."""
     return jvp_with_argnums(func, primals, tangents, None, strict=strict, has_aux=has_aux)
@@ -244,6 +250,7 @@ def jvp_with_argnums(func, primals, tangents, argnums, *, strict=False, has_aux=
     return res
 
 
+@scoped
 def linearize(func, *primals):
     """(func(*primals), jvp_fn) where jvp_fn(*tangents) reuses the linearization."""
     flat_p, p_spec = F.tree_flatten(primals)
@@ -254,6 +261,7 @@ def linearize(func, *primals):
     flat_out, lin = jax.linearize(lambda *xs: pure(*xs)[0], *[p._data for p in flat_p])
     out_spec = out_box.value
 
+    @scoped  # called later by the user
     def jvp_fn(*tangents):
         flat_t, t_spec = F.tree_flatten(tangents)
         if t_spec != p_spec:

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from .. import _functionalize as F
 from .._tensor import Tensor
+from .._x64 import scoped
 from . import _argnums
 from ._grad import _aux_arrays, _check_outputs, split_aux, vjp_with_argnums
 from ._randomness import check_randomness_arg
@@ -55,6 +56,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @wraps(func)
+    @scoped
     def wrapper(*args):
         _error_if_complex("jacrev", args, is_input=True)
         out, vjp_fn, aux, flat_out = vjp_with_argnums(func, args, argnums, has_aux)
@@ -95,6 +97,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
     """The Jacobian of func w.r.t. args[argnums] by forward mode (a vmapped jvp)."""
     @wraps(func)
+    @scoped
     def wrapper(*args):
         _error_if_complex("jacfwd", args, is_input=True)
         check_randomness_arg(randomness)  # checked when the vmap runs, as in PyTorch

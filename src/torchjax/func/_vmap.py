@@ -16,6 +16,7 @@ import jax.numpy as jnp
 
 from .. import _functionalize as F
 from .._tensor import Tensor
+from .._x64 import scoped
 from . import _randomness
 
 _ITEM_MSG = (
@@ -77,6 +78,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
     @wraps(func)
+    @scoped
     def wrapped(*args, **kwargs):
         _check_out_dims(out_dims, func)
         batch_size, flat_in_dims, flat_args, spec = _process_inputs(in_dims, args, func)

@@ -12,6 +12,7 @@ import jax
 
 from .._jax_node import edge_of, record
 from .._tensor import Tensor
+from .._x64 import scoped
 
 __all__ = ["from_jax"]
 
@@ -47,6 +48,7 @@ def from_jax(fn=None, *, name: str | None = None):
     flat_fns: dict = {}
 
     @functools.wraps(fn)
+    @scoped  # fn is traced in torchjax's x64 scope: it sees the dtypes of the tensors
     def op(*args, **kwargs):
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
         where = tuple(i for i, x in enumerate(leaves) if _is_tensor(x))

@@ -7,7 +7,7 @@ import warnings
 from .._autograd import grad_mode as _grad_mode
 from .._dispatch import FUNCTIONS as _F
 from .._dispatch import PREPARED, call_op_inplace, dispatch_out
-from .._dispatch import namespace_functions as _namespace_functions
+from .._generate import namespace_functions as _namespace_functions
 from .._tensor import Tensor
 
 # Every row of the op table published in torch.nn.functional, under its public name; the

@@ -17,9 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _random
+from .. import _one_off, _random
 from .._autograd.grad_mode import no_grad
 from .._tensor import Tensor
+from .._x64 import scope, scoped
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -80,14 +81,20 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                       "distribution of values may be incorrect.", stacklevel=2)
     shape = tuple(tensor._data.shape)
     n = math.prod(shape)
-    # one sampler per power-of-two size class (cut to shape), not one compile per shape
-    size = max(1024, 1 << max(n - 1, 0).bit_length())
+    # one sampler per size class (cut to shape), not one compile per shape; a shape met once
+    # or twice is cut on the host, without even a slice program (torchjax._creation._sample)
+    few = _one_off.few(("trunc_normal", shape, tensor.dtype.np), n)
+    size = _one_off.size_class(n) if few else max(1024, 1 << max(n - 1, 0).bit_length())
     key, offset = _random.key_parts(generator)
-    flat = _trunc_normal_kernel(size, tensor.dtype.np)(key, offset, float(mean), float(std),
-                                                        float(a), float(b))
-    arr = jax.lax.slice(flat, (0,), (n,)).reshape(shape)
-    with no_grad():
-        return tensor.copy_(Tensor._wrap(arr))
+    with scope():  # torchjax's x64 scope: float64 samples for a float64 tensor
+        flat = _trunc_normal_kernel(size, tensor.dtype.np)(key, offset, float(mean),
+                                                            float(std), float(a), float(b))
+        if few:
+            arr = _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
+        else:
+            arr = jax.lax.slice(flat, (0,), (n,)).reshape(shape)
+        with no_grad():
+            return tensor.copy_(Tensor._wrap(arr))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -107,6 +114,7 @@ def zeros_(tensor: Tensor) -> Tensor:
         return tensor.zero_()
 
 
+@scoped  # values of the tensor's dtype, int64 and float64 included
 def _fill_from(tensor: Tensor, values: np.ndarray) -> Tensor:
     with no_grad():
         return tensor.copy_(Tensor._wrap(jnp.asarray(values, tensor.dtype.np)))

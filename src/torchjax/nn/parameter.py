@@ -8,6 +8,7 @@ __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "Uninitia
 import jax.numpy as jnp
 
 from .._tensor import Tensor, _init_from
+from .._x64 import scoped
 
 
 def _default_empty(device=None, dtype=None) -> Tensor:
@@ -27,7 +28,8 @@ class Parameter(Tensor):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         _init_from(self, data._data)
-        self._requires_grad = bool(requires_grad)
+        self._inference = data._inference
+        self.requires_grad = bool(requires_grad)  # the setter refuses inference tensors
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -37,6 +39,7 @@ class Parameter(Tensor):
         return (_rebuild_parameter, (type(self), np.asarray(self._data), self._requires_grad,
                                      dict(self.__dict__)))
 
+    @scoped  # jnp.array would turn a float64 copy into float32 outside the x64 scope
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
@@ -45,6 +48,7 @@ class Parameter(Tensor):
         return p
 
 
+@scoped  # called by pickle, outside any torchjax call
 def _rebuild_parameter(cls, arr, requires_grad, state=None):
     p = cls(Tensor._wrap(jnp.asarray(arr)), requires_grad)
     if state:

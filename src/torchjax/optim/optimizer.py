@@ -18,11 +18,14 @@ from itertools import chain
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.core import Tracer
 
-from .. import _dtypes
+from .. import _dtypes, _one_off
 from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
+from .._x64 import scope
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -219,20 +222,23 @@ class Optimizer:
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self = args[0]
-            for pre_hook in chain(_global_pre_hooks.values(),
-                                  self._optimizer_step_pre_hooks.values()):
-                result = pre_hook(self, args, kwargs)
-                if result is not None:
-                    if isinstance(result, tuple) and len(result) == 2:
-                        args, kwargs = result
-                    else:
-                        raise RuntimeError(f"{func} must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {result}.")
-            out = func(*args, **kwargs)
-            for post_hook in chain(self._optimizer_step_post_hooks.values(),
-                                   _global_post_hooks.values()):
-                post_hook(self, args, kwargs)
-            return out
+            # the step (its closure and hooks too) runs in torchjax's x64 scope: the update
+            # and the state it creates keep the parameters' dtypes, float64 included
+            with scope():
+                for pre_hook in chain(_global_pre_hooks.values(),
+                                      self._optimizer_step_pre_hooks.values()):
+                    result = pre_hook(self, args, kwargs)
+                    if result is not None:
+                        if isinstance(result, tuple) and len(result) == 2:
+                            args, kwargs = result
+                        else:
+                            raise RuntimeError(f"{func} must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {result}.")
+                out = func(*args, **kwargs)
+                for post_hook in chain(self._optimizer_step_post_hooks.values(),
+                                       _global_post_hooks.values()):
+                    post_hook(self, args, kwargs)
+                return out
 
         return wrapper
 
@@ -378,7 +384,8 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g._write(jnp.zeros_like(g._data))
+                    with scope():  # zeros of the gradient's dtype, float64 included
+                        g._write(jnp.zeros_like(g._data))
 
     def step(self, closure=None):
         """Perform a single optimization step (defined by each optimizer)."""
@@ -492,14 +499,19 @@ class Optimizer:
 
 def zeros_state(p) -> Tensor:
     """A state buffer of zeros shaped and typed like the parameter."""
-    return Tensor._wrap(jnp.zeros_like(p._data))
+    return full_state(p, 0)
 
 
 def full_state(p, value) -> Tensor:
     """A state buffer filled with `value`; complex parameters get value + value*1j, as PyTorch."""
-    if jnp.iscomplexobj(p._data):
+    x = p._data
+    if jnp.iscomplexobj(x):
         value = complex(value, value)
-    return Tensor._wrap(jnp.full_like(p._data, value))
+    # made on the host: one program per parameter shape is compile time for a buffer made
+    # once (torchjax/_one_off.py); inside a compiled step x is traced and jnp is used
+    if not isinstance(x, Tracer) and x.size <= _one_off._HOST_MAX and _one_off.top_level():
+        return Tensor._wrap(_one_off.to_device(np.full(x.shape, value, x.dtype), x))
+    return Tensor._wrap(jnp.full_like(x, value))
 
 
 def scalar_state(value) -> Tensor:

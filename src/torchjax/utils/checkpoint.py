@@ -30,6 +30,7 @@ from .. import _random
 from .._autograd.grad_mode import STATE, enable_grad, no_grad
 from .._autograd.node import Node, accumulator_of
 from .._tensor import Tensor
+from .._x64 import scoped
 from ._capture import Reads, Restorer, watching
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn",
@@ -190,6 +191,8 @@ class _Region:
         self.context = context
         self.check = check
 
+    # the region is traced and recomputed in torchjax's x64 scope (as torchjax.func's functions)
+    @scoped
     def run(self, forward_ctx, node_name):
         """The forward: function under no_grad, watched; its outputs get one node."""
         reads = self.reads = Reads()
@@ -474,3 +477,4 @@ def _node_type(name: str) -> type:
             "CheckpointFunction") else (_PureFunctionNode,)
         cls = _NODE_TYPES[name] = type(name, bases, {"__slots__": ()})
     return cls
+

@@ -18,6 +18,7 @@ from ... import _dtypes, _sampling
 from ..._dispatch import FUNCTIONS as _F
 from ..._ops.attention import check_sdpa_inputs, gqa_repeats
 from ..._tensor import Tensor
+from ..._x64 import scope
 from .. import functional as F
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "_canonical_mask",
@@ -86,7 +87,8 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
                       "same type for both instead.", stacklevel=3)
     if is_float:
         return mask
-    return Tensor._wrap(jnp.where(mask._data, -jnp.inf, 0).astype(target_type.np))
+    with scope():  # target_type may be float64
+        return Tensor._wrap(jnp.where(mask._data, -jnp.inf, 0).astype(target_type.np))
 
 
 def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):

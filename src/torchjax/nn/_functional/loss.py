@@ -20,6 +20,7 @@ from ..._dispatch import FUNCTIONS as _F
 from ..._dispatch import _explain_broadcast
 from ..._ops.structure import broadcast_tensors
 from ..._tensor import Tensor
+from ..._x64 import scope, scoped
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
@@ -476,7 +477,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         dt = input.dtype.np if input.is_floating_point() else _dtypes.get_default_dtype().np
-        var = Tensor._wrap(jnp.full(tuple(input.shape), var, dt))
+        with scope():  # dt may be float64
+            var = Tensor._wrap(jnp.full(tuple(input.shape), var, dt))
     elif not isinstance(var, Tensor):
         # PyTorch calls torch.any on a Python bool here
         raise TypeError("any() received an invalid combination of arguments - got (bool), but "
@@ -607,6 +609,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 _CTC_WHERE = "(while checking arguments for ctc_loss_allocate_outputs)"
 
 
+@scoped  # int64 lengths
 def _ctc_lengths(lengths, name):
     """Lengths given as a tensor or a sequence of ints, as an int64 tensor."""
     if isinstance(lengths, Tensor):
@@ -656,6 +659,7 @@ def _ctc_checks(log_probs, targets, in_len, tg_len, blank):
                                    f"{log_probs.shape[0]}, but got value {v} {_CTC_WHERE}")
 
 
+@scoped  # int64 lengths and positions
 def _padded_targets(targets, tg_len):
     """Concatenated targets (sum of lengths,) as padded rows (N, longest)."""
     tl = _values(tg_len)

@@ -20,6 +20,7 @@ from ... import _dtypes, _random
 from ..._autograd.grad_mode import no_grad
 from ..._dispatch import FUNCTIONS as _F
 from ..._tensor import Tensor
+from ..._x64 import scoped
 
 __all__ = ["batch_norm", "instance_norm", "dropout", "alpha_dropout", "feature_alpha_dropout",
            "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag"]
@@ -53,6 +54,12 @@ def _store_stats(result, running_mean, running_var) -> Tensor:
     with no_grad():
         running_mean._write(new_mean._data)
         running_var._write(new_var._data)
+    node = out._grad_fn
+    if node is not None and node._versions:
+        # the node saved the statistics as they are after this update, as PyTorch's does
+        counters = {id(running_mean._counter()), id(running_var._counter())}
+        node._versions = tuple((c, c[0], aval) if id(c) in counters else (c, v, aval)
+                               for c, v, aval in node._versions)
     return out
 
 
@@ -134,6 +141,7 @@ def _noise_shape(shape, feature: bool, batched: bool) -> tuple:
     return noise if batched else noise[1:]
 
 
+@scoped  # the noise is drawn in the input's dtype, float64 included
 def _dropout_impl(input: Tensor, p, train, inplace, feature=False, alpha=False, batched=True):
     """input * noise (+ shift for alpha dropout), one tape node each as in PyTorch; the input
     itself when there is nothing to drop."""
@@ -253,6 +261,7 @@ def _any_outside(indices, n):
     return jnp.any((indices < 0) | (indices >= n))
 
 
+@scoped  # int64 indices
 def _check_index_range(indices: Tensor, n: int, error) -> None:
     """Raise error(position, value) for the first index outside [0, n): JAX would clamp it
     silently. Skipped while tracing (no concrete values); the rows then read NaN there."""
@@ -286,6 +295,7 @@ def _untracked(new, old):
 _untracked.defvjp(lambda new, old: (new, None), lambda _, ct: (None, ct))
 
 
+@scoped  # a float64 weight stays float64
 def _renorm_(weight: Tensor, indices: Tensor, max_norm, norm_type) -> None:
     """PyTorch's embedding_renorm_: rescale the looked-up rows of weight in place, untracked."""
     with no_grad():
@@ -350,6 +360,7 @@ def _bag_index_error(n: int, fast: bool, pos: int, value: int) -> RuntimeError:
                         f"to be {value}")
 
 
+@scoped  # int64 offsets
 def _bag_inputs(input, weight, offsets, per_sample_weights, include_last_offset):
     """PyTorch's argument rules: a 2-d input is a batch of equal bags (offsets must be None)."""
     if per_sample_weights is not None and input.size() != per_sample_weights.size():

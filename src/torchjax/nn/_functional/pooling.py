@@ -14,6 +14,7 @@ import numpy as np
 from ... import _dispatch
 from ..._ops.pooling import _int_list, _list_with_default, _max_pool_args, _out_size, _scalar_name
 from ..._tensor import Tensor
+from ..._x64 import scoped
 from .. import functional as F  # partly initialised here (it imports this file): used in calls
 
 __all__ = [
@@ -224,6 +225,7 @@ def _last_invalid(idx, size):
     return jnp.any(bad), idx.reshape(-1)[bad.size - 1 - jnp.argmax(bad[::-1])]
 
 
+@scoped  # int64 indices
 def _check_unpool_indices(indices, out_sizes):
     """PyTorch's kernel rejects an index outside the output plane. Only concrete indices can
     be checked (inside torchjax.compile they are traced: such an index is dropped there)."""

@@ -446,6 +446,11 @@ class Module:
             kw = {}
             if device is not None:
                 kw["device"] = device
+                if t.is_meta and str(device).split(":")[0] != "meta":
+                    raise NotImplementedError(
+                        "Cannot copy out of meta tensor; no data! Please use "
+                        "torch.nn.Module.to_empty() instead of torch.nn.Module.to() when moving "
+                        "module from meta to a different device.")
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 kw["dtype"] = dtype
             return t.to(**kw) if kw else t

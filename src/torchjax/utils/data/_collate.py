@@ -14,12 +14,13 @@ import copy
 import functools
 import re
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from ... import _creation, _dtypes
 from ..._dispatch import call_op
 from ..._tensor import Tensor
+from ..._x64 import scoped
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
 
@@ -35,8 +36,12 @@ _SUPPORTED_NP = ("float64, float32, float16, complex64, complex128, int64, int32
 
 # -- the last step: a numpy array becomes a tensor (main process) or a _Shipped (worker) ------
 
+@scoped  # also pickle's reconstructor of a worker's batch: int64 batches stay int64
 def _wrap(arr: np.ndarray) -> Tensor:
-    return Tensor._wrap(jnp.asarray(arr))
+    # device_put, not jnp.asarray: jax 0.10's asarray of an ndarray runs a `stage` program,
+    # compiled once per batch shape; device_put compiles nothing. `arr` is always a fresh
+    # array no one else holds (device_put may use its buffer as it is).
+    return Tensor._wrap(jax.device_put(arr))
 
 
 class _Shipped:
@@ -266,7 +271,8 @@ def _convert(data, ship: bool):
             return data
         arr = np.asarray(data)
         _checked_dtype(arr)
-        return _finish(arr, ship)
+        # a copy: device_put may keep using the caller's buffer on CPU, which they may change
+        return _finish(np.array(arr, copy=True), ship)
 
     def sub(x):
         return _convert(x, ship)

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._x64 import scoped
 from . import _collate
 from .dataset import Subset, TensorDataset
 
@@ -41,6 +42,7 @@ class _TensorGather:
             return None
         return cls(tensors, maps, ship)
 
+    @scoped
     def gather(self, index):
         """The batch, or None when `index` is anything but in-range integers (the ordinary
         path then raises PyTorch's error for it)."""

@@ -1,0 +1,159 @@
+"""The public surface generated from the op table: torchjax.<op>, Tensor.<op>, Tensor.<op>_
+and the operator dunders, each a source-generated wrapper with the row's exact signature
+around _dispatch's eager call."""
+
+from __future__ import annotations
+
+import numbers
+
+from ._dispatch import (
+    _SCALARS,
+    FUNCTIONS,
+    PREPARED,
+    _Prepared,
+    dispatch,
+    dispatch_inplace,
+    dispatch_out,
+)
+from ._ops._registry import OPS, OpDef
+from ._tensor import Tensor
+
+
+def _param_source(op: OpDef, self_name: str | None):
+    """Parameter list source and the defaults it refers to."""
+    parts = []
+    defaults = {}
+    seen_kwonly = False
+    first = True
+    for p in op.signature.parameters.values():
+        name = p.name
+        if first and self_name is not None:
+            name = self_name
+        first = False
+        if p.kind is p.KEYWORD_ONLY and not seen_kwonly:
+            parts.append("*")
+            seen_kwonly = True
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append("*" + name)
+            seen_kwonly = True
+            continue
+        if p.default is p.empty:
+            parts.append(name)
+        else:
+            dname = f"_d_{p.name}"
+            defaults[dname] = p.default
+            parts.append(f"{name}={dname}")
+    return parts, seen_kwonly, defaults
+
+
+def _generate(op: OpDef, kind: str):
+    """Source-generated wrapper with the row's exact signature (fast argument binding)."""
+    prep = PREPARED[op.name]
+    self_name = "self" if kind in ("method", "inplace") else None
+    parts, kwonly, defaults = _param_source(op, self_name)
+    params = list(op.signature.parameters)
+    if self_name:
+        params[0] = "self"
+    rename = dict(zip(op.signature.parameters, params))
+    dyn = ", ".join(rename[n] for n in op.dynamic)
+    stat = ", ".join(rename[n] for n in op.statics)
+    body = "_dispatch_inplace" if kind == "inplace" else "_dispatch"
+    dyn_t = f"({dyn}{',' if dyn else ''})"
+    stat_t = f"({stat}{',' if stat else ''})"
+    lines = [f"def {op.name}({{params}}):"]
+    # PyTorch's nn.functional has no out= arguments
+    if kind == "function" and not op.view and op.out_names is None and not op.returns_list \
+            and op.namespace != "torch.nn.functional":
+        parts = parts + (["out=None"] if kwonly else ["*", "out=None"])
+        lines += ["    if out is not None:",
+                  f"        return _dispatch_out(_prep, {dyn_t}, {stat_t}, out)"]
+    lines.append(f"    return {body}(_prep, {dyn_t}, {stat_t})")
+    src = "\n".join(lines).replace("{params}", ", ".join(parts)) + "\n"
+    ns = dict(defaults, _prep=prep, _dispatch=dispatch, _dispatch_inplace=dispatch_inplace,
+              _dispatch_out=dispatch_out)
+    exec(compile(src, f"<torchjax op {op.name}>", "exec"), ns)
+    f = ns[op.name]
+    f.__doc__ = op.doc
+    f.__qualname__ = op.name if kind == "function" else f"Tensor.{op.name}"
+    return f
+
+
+def _dunder(prep, reflected: bool, inplace: bool = False):
+    op = prep.op
+    nstat = len(op.statics)
+    defaults = tuple(op.signature.parameters[n].default for n in op.statics)
+    if nstat and any(d is op.signature.empty for d in defaults):
+        raise ValueError(f"op {op.name} cannot be an operator: statics without defaults")
+    n_dyn = len(op.dynamic)
+    extra = tuple(op.signature.parameters[n].default for n in op.dynamic[2:])
+    if n_dyn == 1:
+        def unary(self):
+            return dispatch(prep, (self,), defaults)
+        return unary
+
+    def binary(self, other):
+        if not isinstance(other, (Tensor, *_SCALARS)) and not isinstance(other, numbers.Number):
+            return NotImplemented
+        args = (other, self) if reflected else (self, other)
+        call = dispatch_inplace if inplace else dispatch
+        return call(prep, args + extra if n_dyn > 2 else args, defaults)
+
+    return binary
+
+
+def install(namespace: dict, tensor_cls=Tensor):
+    """Create torchjax.<op>, Tensor.<op>, Tensor.<op>_ and dunders for every row."""
+    for name, op in OPS.items():
+        if name in PREPARED:
+            continue
+        prep = PREPARED[name] = _Prepared(op)
+        if op.view:
+            op.pure_view = _pure_view(op)
+        f = _generate(op, "function")
+        FUNCTIONS[name] = f  # every row's function form, exported or not (nn.functional uses it)
+        if op.function and op.namespace == "torch":
+            for n in (name, *op.aliases):
+                namespace[n] = f
+        if op.method:
+            m = _generate(op, "method")
+            for n in (name, *op.aliases):
+                setattr(tensor_cls, n, m)
+        if op.inplace:
+            ip = _generate(op, "inplace")
+            ip.__name__ = name + "_"
+            for n in (name, *op.aliases):
+                setattr(tensor_cls, n + "_", ip)
+        for d in op.dunders:
+            setattr(tensor_cls, d, _dunder(prep, False))
+            if op.inplace and d != "__matmul__":
+                # x += y changes x in place (views of x see it), as in PyTorch
+                setattr(tensor_cls, "__i" + d[2:], _dunder(prep, False, inplace=True))
+        for d in op.rdunders:
+            setattr(tensor_cls, d, _dunder(prep, True))
+
+
+def namespace_functions(ns: str) -> dict:
+    """The function forms of the rows published in namespace `ns` (e.g. "torch.linalg"),
+    under their public names and aliases."""
+    out = {}
+    for name, op in OPS.items():
+        if op.namespace == ns and name in FUNCTIONS:
+            for n in (op.public_name, *op.aliases):
+                out[n] = FUNCTIONS[name]
+    return out
+
+
+def install_functions(namespace: dict, tensor_cls=Tensor):
+    from ._ops._registry import FUNCTIONS
+    for (name, *_), (fn, method, function, aliases) in FUNCTIONS.items():
+        for n in (name, *aliases):
+            if function:
+                namespace[n] = fn
+            if method:
+                setattr(tensor_cls, n, fn)
+
+
+def _pure_view(op):
+    def pure_view(stat, arr):
+        return op.fn(arr, **dict(zip(op.statics, stat)))
+    return pure_view

@@ -1,0 +1,80 @@
+"""Arrays of one-off shapes are made without compiling (torchjax/_one_off.py): building a model
+and its optimizer state compiles nothing per parameter shape."""
+
+import jax
+import numpy as np
+import pytest
+
+import torchjax as torch
+from torchjax import _one_off
+
+
+def _programs(fn):
+    """How many programs fn made (compiled or loaded from the persistent cache)."""
+    torch.compile_stats(reset=True)
+    out = fn()
+    st = torch.compile_stats()
+    return st.compiled + st.cache_hits, out
+
+
+# shapes no other test uses, so no earlier call has used up their host calls
+@pytest.mark.parametrize("make", [
+    lambda s: torch.zeros(s), lambda s: torch.ones(s, dtype=torch.int32),
+    lambda s: torch.empty(s, dtype=torch.float64), lambda s: torch.zeros_like(torch.empty(s)),
+    lambda s: torch.from_numpy(np.full(s, 3, np.int16)),
+])
+def test_a_new_shape_compiles_nothing(make):
+    shape = (3, 1, int(np.random.default_rng().integers(1000, 10**5)))
+    programs, t = _programs(lambda: make(shape))
+    assert programs == 0 and tuple(t.shape) == shape
+
+
+def test_a_shape_made_again_and_again_gets_its_program():
+    shape = (5, int(np.random.default_rng().integers(1000, 10**5)))
+    counts = [_programs(lambda: torch.zeros(shape))[0] for _ in range(_one_off._HOST_CALLS + 2)]
+    assert counts == [0] * _one_off._HOST_CALLS + [1, 0], counts
+
+
+def test_values_and_dtypes_match_the_compiled_path():
+    for dtype in (torch.float32, torch.bfloat16, torch.complex64, torch.bool, torch.uint8):
+        for value in (0, 1):
+            shape = (2, 7, 5)
+            host = torch.full(shape, value, dtype=dtype) if value else torch.zeros(
+                shape, dtype=dtype)
+            compiled = torch._creation._filled(shape, value, dtype.np)()
+            assert host._data.dtype == compiled.dtype
+            assert not host._data.weak_type and not host._data.committed
+            np.testing.assert_array_equal(np.asarray(host._data), np.asarray(compiled))
+
+
+def test_inside_a_trace_the_program_is_traced():
+    def f(x):
+        return torch.Tensor._wrap(x) + torch.ones(4, 3)
+
+    out = jax.jit(lambda x: f(x)._data)(np.zeros((4, 3), np.float32))
+    np.testing.assert_array_equal(np.asarray(out), np.ones((4, 3)))
+
+
+def test_random_parameters_and_optimizer_state_compile_no_program_per_shape():
+    widths = [int(w) for w in np.random.default_rng().integers(100, 900, size=9)]
+
+    def build():
+        model = torch.nn.Sequential(*[torch.nn.Linear(a, b)
+                                      for a, b in zip(widths[:-1], widths[1:])])
+        opt = torch.optim.Adam(model.parameters())
+        for p in model.parameters():
+            p.grad = torch.zeros_like(p)
+        opt.step()
+        return model, opt
+
+    warm = torch.nn.Linear(3, 3)  # the generator's key programs, made once per process
+    warm.weight.grad = torch.zeros_like(warm.weight)
+    torch.optim.Adam([warm.weight]).step()
+    programs, (model, opt) = _programs(build)
+    # 8 layers, 16 parameter shapes: a sampler per size class and the Adam step (eager
+    # slices and fills were 5 programs per parameter)
+    assert programs <= 8
+    for p in model.parameters():
+        assert opt.state[p]["exp_avg"].shape == p.shape
+        assert not opt.state[p]["exp_avg"]._data.committed
+        assert float(opt.state[p]["exp_avg_sq"].abs().sum()) == 0.0
