@@ -203,7 +203,21 @@ class Program:
                 by_array[j] = t
         edges.extend(edge_of(t) for t in by_array)
         return list(record(self._flat, (*consts, *arrays), tuple(edges),
-                           "CompiledFunctionBackward"))
+                           "CompiledFunctionBackward", self._reach(known)))
+
+    def _reach(self, known):
+        """reach[k][i]: output k reaches leaf i of the program on the traced tape (see
+        Traced.out_reach), so its outputs require grad and its inputs get gradients (zeros
+        included) exactly as in eager mode."""
+        cols = [{id(s.t)} if s.__class__ is Extra else set() for s in self.slots]
+        cols += [set() for _ in range(self.n_arrays)]
+        n = self.n_consts
+        for t, j in zip(known, self.array_of):
+            cols[n + j].add(id(t))
+        rows = [[bool(c & r) for c in cols] for r in self.traced.out_reach]
+        # the new state values (written back, never part of the graph) come last
+        n_state = sum(has_value for _, has_value in self.writes)
+        return rows + [[False] * len(cols)] * n_state
 
 
 def _mark_spent(outs, flags):
