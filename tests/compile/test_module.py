@@ -100,11 +100,14 @@ def test_compiled_forward_links_outputs_as_the_tape_does():
     an input no output reaches gets None, and a detached result does not require grad."""
     def f(x, y, z):
         return x.sign(), torch.floor(y) * 2, z.detach() + 1
+    compiled = torch.compile(f, fullgraph=True)
     results = []
-    for fn in (f, torch.compile(f, fullgraph=True)):
+    for fn in (f, compiled, compiled):  # the second compiled call runs the cached program
         x, y, z = (torch.randn(3, requires_grad=True) for _ in range(3))
         outs = fn(x, y, z)
         flags = [o.requires_grad for o in outs]
         grads = torch.autograd.grad(outs[0].sum() + outs[1].sum(), [x, y, z], allow_unused=True)
         results.append((flags, [None if g is None else g.tolist() for g in grads]))
-    assert results[1] == results[0] == ([True, True, False], [[0.0] * 3, [0.0] * 3, None])
+    assert results[2] == results[1] == results[0] == ([True, True, False],
+                                                      [[0.0] * 3, [0.0] * 3, None])
+    assert compiled.compiles == 1

@@ -373,8 +373,11 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     tr.out_template = result["template"]
     tr.out_requires_grad = result["out_rg"]
     # the tape, not JAX's derivative, says which inputs a compiled forward's outputs reach
-    # (sign(x) has a zero derivative, but eager's output requires grad and x gets zeros)
-    tr.out_reach = result["reach"]
+    # (sign(x) has a zero derivative, but eager's output requires grad and x gets zeros):
+    # per output, the indices of the known tensors (a later call passes other objects) and
+    # the ids of the tensors found while tracing (the program's Extra slots hold them)
+    tr.out_reach = [(frozenset(ids[r] for r in reach if r in ids), reach)
+                    for reach in result["reach"]]
     tr.n_outputs = result["n_outputs"]
     tr.backward_ran = engine.RUNS[0] != runs0
     tr.draws = [(gen, st[3] - st[0]) for gen, st in rng.items()]
