@@ -15,6 +15,7 @@ import numpy as np
 from jax import lax
 
 from .. import _dtypes
+from .._untraceable import Untraceable
 from ._nograd import no_derivative as _no_derivative
 from ._registry import function, op
 from .reduction import _dim1
@@ -320,7 +321,7 @@ def _data(t):
 
 
 def _traced_error(name):
-    return RuntimeError(f"{name} gives a shape that depends on the input's values, which cannot "
+    return Untraceable(f"{name} gives a shape that depends on the input's values, which cannot "
                         "be traced")
 
 

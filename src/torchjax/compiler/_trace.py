@@ -35,7 +35,7 @@ from ..autograd import _function_traced
 from ..optim import lr_scheduler as _lr_scheduler
 from ..optim import optimizer as _optimizer
 from ..utils._capture import watching
-from ._breaks import GraphBreak
+from ._breaks import GraphBreak, sticky
 
 OUT = object()  # marks a tensor output's place among the result's leaves
 
@@ -356,8 +356,10 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     tape_tracing = _function_traced.TAPE_TRACING[0]
     _function_traced.TAPE_TRACING[0] = True
     try:
-        with watching(see):
+        with watching(see), sticky() as breaks:
             closed = jax.make_jaxpr(body)(*arrays)
+        if breaks:  # caught by the traced code itself: the graph breaks all the same
+            raise breaks[0]
     finally:
         _function_traced.TAPE_TRACING[0] = tape_tracing
         (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
