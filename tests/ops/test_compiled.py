@@ -53,6 +53,7 @@ from .compiled_lists import (
     BREAK_REASON,
     KNOWN_COMPILE_BUGS,
     RANDOM_ROWS,
+    REGRESSIONS,
     SHAPE_ERRORS,
     UNTRACEABLE,
     UNTRACEABLE_SAMPLES,
@@ -93,13 +94,15 @@ def _items(group, mode):
     FORWARD_ROWS (see the module docstring for the cost)."""
     out = []
     for name in GROUPS[group]:
-        if mode == "forward" and not (ALL or name in FORWARD_ROWS):
+        again = REGRESSIONS.get(name, ())
+        if mode == "forward" and not (ALL or name in FORWARD_ROWS or again):
             continue
         own = [(name, k, s) for k, s in enumerate(SAMPLES[name]) if k not in _excluded(name)
                and (mode == "inside" or _differentiable(name, s))]
         if own and not ALL:
-            own = [next((x for x in own if _differentiable(name, x[2]) and _floating(x[2])),
-                        own[0])]
+            first = next((x for x in own if _differentiable(name, x[2]) and _floating(x[2])),
+                         own[0])
+            own = [x for x in own if x is first or x[1] in again]
         out += own
     return out
 
@@ -328,15 +331,18 @@ def test_random_draws_are_eagers(name):
 
 def test_lists_name_rows_and_samples():
     tables = (UNTRACEABLE, UNTRACEABLE_SAMPLES, VALUE_CHECKS, RANDOM_ROWS, SHAPE_ERRORS,
-              KNOWN_COMPILE_BUGS)
+              KNOWN_COMPILE_BUGS, REGRESSIONS)
     for table in tables:
         assert not set(table) - set(OPS), set(table) - set(OPS)
     assert set(SHAPE_ERRORS) <= set(UNTRACEABLE)
     assert not set(UNTRACEABLE) & (set(UNTRACEABLE_SAMPLES) | set(VALUE_CHECKS))
-    for table in (SHAPE_ERRORS, UNTRACEABLE_SAMPLES, VALUE_CHECKS, KNOWN_COMPILE_BUGS):
+    for table in (SHAPE_ERRORS, UNTRACEABLE_SAMPLES, VALUE_CHECKS, KNOWN_COMPILE_BUGS,
+                  REGRESSIONS):
         for name, v in table.items():
             indices = v[0] if isinstance(v[0], tuple) else v
             assert indices and all(0 <= k < len(SAMPLES[name]) for k in indices), name
+    for name, indices in REGRESSIONS.items():
+        assert not set(indices) & _excluded(name), name
     for name in UNTRACEABLE_SAMPLES.keys() & VALUE_CHECKS.keys():
         assert not set(UNTRACEABLE_SAMPLES[name][0]) & set(VALUE_CHECKS[name][0]), name
     for name, (_, mode, _) in KNOWN_COMPILE_BUGS.items():
