@@ -68,7 +68,8 @@ ALL = bool(os.environ.get("TORCHJAX_ALL_COMPILED"))
 # TORCHJAX_ALL_COMPILED=1): JAX's vjp of the whole program replaces the rows' own backward
 # rules there, so what can differ is a kind of rule, not a row. test_second_order's selection
 # covers each kind (result-saving rules, composites, views, complex, linear algebra,
-# convolution and pooling, losses, indexing); the rest were found by the full run.
+# convolution and pooling, losses, indexing); sign, floor, round and slogdet's sign have zero
+# derivatives, where the traced tape, not JAX, must link outputs to inputs.
 FORWARD_ROWS = frozenset(SECOND_ORDER_ROWS) | {"sign", "floor", "round", "slogdet"}
 
 GROUPS: dict = {}  # samples file -> its rows
@@ -122,7 +123,7 @@ def _inputs(lib, items):
 
 
 def _wrt(args):
-    # the inputs to differentiate, picked before the call (a call may mark more)
+    # the inputs to differentiate: those the sample marked requires_grad
     return [t for t in harness._leaves(args) if t.requires_grad]
 
 
