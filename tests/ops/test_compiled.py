@@ -26,10 +26,11 @@ line in samples_*.py: list it in compiled_lists.
 
 Cost, measured on this 2-core machine: a sample costs ~70 ms of tracing and ~190 ms of XLA
 compile cold (~35 ms with the persistent cache warm), whatever the grouping. Every sample of
-every row (3639, TORCHJAX_ALL_COMPILED=1) takes ~25 minutes per mode cold. So by default
-each row compiles one sample, its first that takes gradients, in "inside" mode, and "forward"
-mode runs the FORWARD_ROWS. The full run passes (but compiled_lists' entries); run it after
-changing the compiler or the tape.
+every row (3639, TORCHJAX_ALL_COMPILED=1) takes ~23 minutes per mode cold (~5 warm). So by
+default each row compiles one sample, its first that takes gradients, plus the REGRESSIONS, in
+"inside" mode, and "forward" mode runs the FORWARD_ROWS: 439 + 75 samples, ~75 s of CPU cold
+and ~35 s warm for the whole file. The full run passes; run it after changing the compiler,
+the tape or a row's samples.
 """
 
 from __future__ import annotations
