@@ -9,15 +9,16 @@ any order: the backward of a JaxSpec node is again a pure function of arrays.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from ._autograd.grad_mode import STATE
 from ._autograd.node import accumulator_of, node_class
 
-_INEXACT_KINDS = "fc"
-
 
 def _inexact(x) -> bool:
-    return getattr(x, "dtype", None) is not None and x.dtype.kind in _INEXACT_KINDS
+    # by JAX's dtype tree, not numpy's kind: bfloat16 and the float8 types have kind "V"
+    dt = getattr(x, "dtype", None)
+    return dt is not None and jnp.issubdtype(dt, jnp.inexact)
 
 
 class JaxSpec:
@@ -71,9 +72,13 @@ def _forward(fn):
     return f
 
 
-def record(fn, leaves: tuple, edges: tuple, name: str):
+def record(fn, leaves: tuple, edges: tuple, name: str, reach=None):
     """Run fn(*leaves) (a tuple of arrays out) as one jitted call; when grad mode is on and
     some leaf has an edge, record a node named `name` whose backward is fn's vjp.
+
+    `reach[k][i]` (optional) says output k depends on leaf i, instead of JAX's derivative:
+    a compiled forward passes its traced tape's answer, on which a zero derivative (sign,
+    floor) still links an output to its input, as eager's nodes do.
 
     `fn` must be a stable object (cached, not a fresh lambda per call): it keys the compile
     caches. Returns the output Tensors (a tuple, like fn's result)."""
@@ -83,7 +88,8 @@ def record(fn, leaves: tuple, edges: tuple, name: str):
     diff = tuple(i for i, e in enumerate(edges) if e is not None)
     node = None
     if diff and STATE.grad_enabled:
-        deps = _dependence(fn, leaves, diff)
+        deps = ([[row[i] for i in diff] for row in reach] if reach is not None
+                else _dependence(fn, leaves, diff))
         # As PyTorch's derivative formulas do, keep only the inputs some output really depends
         # on (x * 2's gradient does not depend on x): outputs that depend on none of them do
         # not require grad, and the node holds no edge it would only send zeros along.

@@ -223,3 +223,28 @@ def test_custom_function_compiles_and_untraceable_backward_breaks():
     with pytest.raises(Unsupported, match=r"float\(tensor\)"):
         torch.compile(lambda: step(HostBackward), fullgraph=True)()
     assert w.grad is not None and np.allclose(w.grad.numpy(), 2.0)  # untouched by the trace
+
+
+def test_a_caught_break_still_breaks():
+    """A break the traced code catches itself (a fallback around .item(), around a
+    data-dependent shape) still breaks the graph: compiled, the except clause would
+    otherwise turn into the program's result where eager mode reads the values."""
+    def f(x):
+        try:
+            n = int(x.sum().item() > 0)
+        except Exception:  # noqa: BLE001 - the fallback eager never takes
+            n = -1
+        try:
+            k = x[x > 0].numel()
+        except RuntimeError:
+            k = -1
+        return x * n, k
+
+    x = torch.tensor([1.0, -2.0, 3.0])
+    want = f(x)
+    with pytest.raises(Unsupported, match="test_breaks.py.*reads the value"):
+        torch.compile(f, fullgraph=True)(x)
+    with pytest.warns(UserWarning, match="Graph break"):
+        got = torch.compile(f)(x)
+    assert got[1] == want[1] == 2
+    np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())

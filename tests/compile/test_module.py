@@ -92,3 +92,22 @@ def test_donation_never_leaves_a_deleted_array_reachable():
     # without other references the old state arrays are donated to the program
     prog = step.programs[-1]
     assert len(prog.donated) >= 2
+
+
+def test_compiled_forward_links_outputs_as_the_tape_does():
+    """A compiled forward's outputs require grad and its inputs get gradients exactly as in
+    eager mode, zero derivatives included: sign(x) requires grad and gives x a zero gradient,
+    an input no output reaches gets None, and a detached result does not require grad."""
+    def f(x, y, z):
+        return x.sign(), torch.floor(y) * 2, z.detach() + 1
+    compiled = torch.compile(f, fullgraph=True)
+    results = []
+    for fn in (f, compiled, compiled):  # the second compiled call runs the cached program
+        x, y, z = (torch.randn(3, requires_grad=True) for _ in range(3))
+        outs = fn(x, y, z)
+        flags = [o.requires_grad for o in outs]
+        grads = torch.autograd.grad(outs[0].sum() + outs[1].sum(), [x, y, z], allow_unused=True)
+        results.append((flags, [None if g is None else g.tolist() for g in grads]))
+    assert results[2] == results[1] == results[0] == ([True, True, False],
+                                                      [[0.0] * 3, [0.0] * 3, None])
+    assert compiled.compiles == 1

@@ -25,6 +25,7 @@ from jax import lax
 from .. import _dtypes
 from .._autograd import grad_mode
 from .._tensor import _TENSOR_TYPE_NAMES, Tensor
+from .._untraceable import Untraceable
 from ._registry import OPS, function, numbered, op
 
 # Spec placeholders: an index array on the next input dim, and a Python bool (a new dim of
@@ -408,7 +409,7 @@ def _parse(self, key, index_put=False):
         else:  # mask
             m = c[1]
             if _is_tracer(m._data):
-                raise RuntimeError(
+                raise Untraceable(
                     "indexing with a boolean mask gives a shape that depends on the mask's "
                     "values, which cannot be traced: use torch.where(mask, x, other) or "
                     "index with concrete values")
@@ -722,7 +723,7 @@ def masked_select(input, mask):
         _explain_broadcast(tuple(mask.shape), tuple(input.shape))
         raise
     if _is_tracer(mask._data):
-        raise RuntimeError("masked_select gives a shape that depends on the mask's values, "
+        raise Untraceable("masked_select gives a shape that depends on the mask's values, "
                            "which cannot be traced: use torch.where(mask, input, 0) instead")
     count = int(np.count_nonzero(np.asarray(mask._data)))
     count *= int(np.prod(shape, dtype=np.int64)) // max(int(np.prod(mask.shape,

@@ -15,6 +15,7 @@ import numpy as np
 from jax import lax
 
 from .. import _dtypes
+from .._untraceable import Untraceable
 from ._nograd import no_derivative as _no_derivative
 from ._registry import function, op
 from .reduction import _dim1
@@ -320,7 +321,7 @@ def _data(t):
 
 
 def _traced_error(name):
-    return RuntimeError(f"{name} gives a shape that depends on the input's values, which cannot "
+    return Untraceable(f"{name} gives a shape that depends on the input's values, which cannot "
                         "be traced")
 
 
@@ -429,6 +430,13 @@ def _unique_impl(name, input, sort, return_inverse, return_counts, dim):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    if dim is not None:
+        # a bad dim is an error of the shape alone: raised before the values are needed, so
+        # a compiled function gets the error, not a graph break
+        ndim = _data(input).ndim
+        if ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        d = _dim1(dim, ndim, name)
     if _is_tracer(_data(input)):
         raise _traced_error(name)
     a = _host(input)
@@ -439,9 +447,6 @@ def _unique_impl(name, input, sort, return_inverse, return_counts, dim):
         row = "_unique2" if sort else "_unique_consecutive"
         stat = () if sort else (None,)
     else:
-        if a.ndim == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        d = _dim1(dim, a.ndim, name)
         m = np.moveaxis(a, d, 0)
         rows = m.reshape(m.shape[0], int(np.prod(m.shape[1:], dtype=np.int64)))
         first, inverse, counts = _runs(rows, m.shape[0], sort)

@@ -14,6 +14,7 @@ import numpy as np
 from jax import lax
 
 from .. import _dtypes
+from .._untraceable import Untraceable
 from ._registry import function, op
 from .shape import _dim, _fmt, _shape_arg, _star
 
@@ -42,7 +43,7 @@ def _concrete(t, what):
     try:
         return np.asarray(t._data)
     except Exception:
-        raise RuntimeError(f"{what} decides the result's shape, so it must hold concrete values "
+        raise Untraceable(f"{what} decides the result's shape, so it must hold concrete values "
                            f"(it cannot be traced)") from None
 
 

@@ -9,10 +9,13 @@ program cannot write back. That call signature then runs eagerly (one warning), 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import traceback
 
 import jax
+
+from .. import _untraceable
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _JAX = os.path.dirname(os.path.abspath(jax.__file__))
@@ -45,6 +48,49 @@ class GraphBreak(Exception):
         super().__init__(reason)
         self.reason = reason
         self.where = where
+        if _SEEN[0] is not None:
+            _SEEN[0].append(self)
+
+
+_SEEN: list = [None]  # the breaks of the running trace, caught or not (see sticky)
+
+# Tensor methods that read values; while tracing, each notes the error it raises on a tracer
+_READERS = ("item", "tolist", "numpy", "__array__", "__bool__", "__float__", "__int__",
+            "__index__", "__complex__", "__format__")
+
+
+@contextlib.contextmanager
+def sticky():
+    """Note every graph break raised while the body runs, into the list it yields, including
+    those the traced code catches itself: a break caught by a try/except would otherwise let
+    the trace complete and compile what the except clause made of it (its message, a
+    fallback value), where eager mode gives the values. The caller raises the first noted
+    break once the trace ends."""
+    from .._tensor import Tensor
+
+    seen: list = []
+    prev = (_SEEN[0], _untraceable.ON_CREATE[0])
+    _SEEN[0] = seen
+    _untraceable.ON_CREATE[0] = seen.append
+    originals = {name: Tensor.__dict__[name] for name in _READERS if name in Tensor.__dict__}
+
+    def noting(original):
+        def reader(self, *args, **kwargs):
+            try:
+                return original(self, *args, **kwargs)
+            except _CONCRETE_ERRORS as e:
+                seen.append(e)
+                raise
+        return reader
+
+    for name, original in originals.items():
+        setattr(Tensor, name, noting(original))
+    try:
+        yield seen
+    finally:
+        for name, original in originals.items():
+            setattr(Tensor, name, original)
+        _SEEN[0], _untraceable.ON_CREATE[0] = prev
 
 
 class Unsupported(RuntimeError):

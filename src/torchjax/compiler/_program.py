@@ -112,6 +112,7 @@ class Program:
         self.spent = (tuple(tr.out_requires_grad) if tr.backward_ran
                       and any(tr.out_requires_grad) else None)
         self._flat = None
+        self._reach_rows = self._reach() if self.differentiable else None
         self.n_outputs = tr.n_outputs
         self.executions = 0
 
@@ -203,7 +204,23 @@ class Program:
                 by_array[j] = t
         edges.extend(edge_of(t) for t in by_array)
         return list(record(self._flat, (*consts, *arrays), tuple(edges),
-                           "CompiledFunctionBackward"))
+                           "CompiledFunctionBackward", self._reach_rows))
+
+    def _reach(self):
+        """reach[k][i]: output k reaches leaf i of the program on the traced tape (see
+        Traced.out_reach), so its outputs require grad and its inputs get gradients (zeros
+        included) exactly as in eager mode."""
+        n = self.n_consts
+        rows = []
+        for indices, ids in self.traced.out_reach:
+            row = [s.__class__ is Extra and id(s.t) in ids for s in self.slots]
+            row += [False] * self.n_arrays
+            for i in indices:
+                row[n + self.array_of[i]] = True
+            rows.append(row)
+        # the new state values (written back, never part of the graph) come last
+        n_state = sum(has_value for _, has_value in self.writes)
+        return rows + [[False] * (n + self.n_arrays)] * n_state
 
 
 def _mark_spent(outs, flags):

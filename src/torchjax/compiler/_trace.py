@@ -35,7 +35,7 @@ from ..autograd import _function_traced
 from ..optim import lr_scheduler as _lr_scheduler
 from ..optim import optimizer as _optimizer
 from ..utils._capture import watching
-from ._breaks import GraphBreak
+from ._breaks import GraphBreak, sticky
 
 OUT = object()  # marks a tensor output's place among the result's leaves
 
@@ -215,13 +215,33 @@ class Traced:
     """What one trace found: the jaxpr and how to feed it and read it back."""
 
     __slots__ = ("jaxpr", "const_slots", "n_known", "array_of", "writes", "out_spec",
-                 "out_template", "out_requires_grad", "backward_ran", "draws", "scheduler_steps",
-                 "n_outputs", "input_positions")
+                 "out_template", "out_requires_grad", "out_reach", "backward_ran", "draws",
+                 "scheduler_steps", "n_outputs", "input_positions")
 
     @property
     def differentiable_outputs(self) -> bool:
         """Results that need a tape node (a compiled forward called with grad)."""
         return not self.backward_ran and any(self.out_requires_grad)
+
+
+def _reach(t) -> frozenset:
+    """The ids of the leaf tensors whose AccumulateGrad the tape reaches from t: the inputs
+    an eager backward from t sends gradients to (zeros included, as sign's or floor's)."""
+    if not t._requires_grad:
+        return frozenset()
+    if t._grad_fn is None:
+        return frozenset((id(t),))
+    found, seen, stack = set(), {id(t._grad_fn)}, [t._grad_fn]
+    while stack:
+        node = stack.pop()
+        var = getattr(node, "variable", None)
+        if var is not None:
+            found.add(id(var))
+        for e in node._edges:
+            if e is not None and e[0] is not None and id(e[0]) not in seen:
+                seen.add(id(e[0]))
+                stack.append(e[0])
+    return frozenset(found)
 
 
 def _print_hook(t):
@@ -312,11 +332,12 @@ def trace(fn, args, kwargs, known, src) -> Traced:
                 t._refresh_views()
         out = fn(*args, **kwargs)
         leaves, spec = tree_flatten(out)
-        outs, template, out_rg = [], [], []
+        outs, template, out_rg, reach = [], [], [], []
         for x in leaves:
             if isinstance(x, Tensor):
                 outs.append(x._data)
                 out_rg.append(x._requires_grad)
+                reach.append(_reach(x))
                 template.append(OUT)
             else:
                 template.append(x)
@@ -324,7 +345,7 @@ def trace(fn, args, kwargs, known, src) -> Traced:
                                  extras, ids)
         for gen, st in rng.items():
             st.append(gen._offset)  # draws made = offset now - offset at the first draw
-        result.update(spec=spec, template=template, out_rg=out_rg, writes=writes,
+        result.update(spec=spec, template=template, out_rg=out_rg, reach=reach, writes=writes,
                       n_outputs=len(outs))
         return outs, values
 
@@ -335,8 +356,10 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     tape_tracing = _function_traced.TAPE_TRACING[0]
     _function_traced.TAPE_TRACING[0] = True
     try:
-        with watching(see):
+        with watching(see), sticky() as breaks:
             closed = jax.make_jaxpr(body)(*arrays)
+        if breaks:  # caught by the traced code itself: the graph breaks all the same
+            raise breaks[0]
     finally:
         _function_traced.TAPE_TRACING[0] = tape_tracing
         (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
@@ -351,6 +374,12 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     tr.out_spec = result["spec"]
     tr.out_template = result["template"]
     tr.out_requires_grad = result["out_rg"]
+    # the tape, not JAX's derivative, says which inputs a compiled forward's outputs reach
+    # (sign(x) has a zero derivative, but eager's output requires grad and x gets zeros):
+    # per output, the indices of the known tensors (a later call passes other objects) and
+    # the ids of the tensors found while tracing (the program's Extra slots hold them)
+    tr.out_reach = [(frozenset(ids[r] for r in reach if r in ids), reach)
+                    for reach in result["reach"]]
     tr.n_outputs = result["n_outputs"]
     tr.backward_ran = engine.RUNS[0] != runs0
     tr.draws = [(gen, st[3] - st[0]) for gen, st in rng.items()]

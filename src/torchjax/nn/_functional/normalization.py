@@ -286,11 +286,27 @@ def _renormed(weight, indices, max_norm, norm_type):
     return jnp.where(shrink[:, None], scaled, weight)
 
 
+@jax.custom_vjp
+def _untracked(new, old):
+    """new's values, with the gradient passing to old unchanged."""
+    return new
+
+
+_untracked.defvjp(lambda new, old: (new, None), lambda _, ct: (None, ct))
+
+
 @scoped  # a float64 weight stays float64
 def _renorm_(weight: Tensor, indices: Tensor, max_norm, norm_type) -> None:
     """PyTorch's embedding_renorm_: rescale the looked-up rows of weight in place, untracked."""
     with no_grad():
-        weight._write(_renormed(weight._data, indices._data, float(max_norm), float(norm_type)))
+        new = _renormed(weight._data, indices._data, float(max_norm), float(norm_type))
+        if isinstance(new, jax.core.Tracer):
+            # In a compiled function JAX may differentiate the whole program (a compiled
+            # forward called with grad): the renorm must stay invisible to it as it is to the
+            # tape, where the gradient reaches weight as if its new values had been there all
+            # along.
+            new = _untracked(new, weight._data)
+        weight._write(new)
 
 
 def _sparse_unsupported(fname: str):

@@ -193,6 +193,9 @@ def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding of class indices; num_classes=-1 means max + 1."""
     if tensor.dtype != int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1 and tensor._data.size == 0:
+        # known from the shape alone, so a traced call raises it too instead of breaking
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     if isinstance(tensor._data, jax.core.Tracer) and num_classes != -1:
         return call_op("one_hot", tensor, int(num_classes))  # traced: values are unknown
     # the checks read the values, as PyTorch's do (a host sync)
@@ -204,8 +207,6 @@ def one_hot(tensor, num_classes=-1):
             num_classes = int(values.max()) + 1
         elif values.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    elif num_classes == -1:
-        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     return call_op("one_hot", tensor, int(num_classes))
 
 
