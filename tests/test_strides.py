@@ -58,11 +58,12 @@ def _layout(t):
     return tuple(t.shape), tuple(t.stride()), t.storage_offset(), t.is_contiguous()
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))
 def test_chains_of_views_report_pytorchs_strides(seed):
-    # on the meta device: strides are metadata, so no program needs compiling
+    # on the meta device: strides are metadata, so no program needs compiling (each op is
+    # still a jax.eval_shape, ~10 ms: 2 x 150 chains keep this under 30 s)
     rng = random.Random(seed)
-    for _ in range(250):
+    for _ in range(150):
         shape = tuple(rng.randint(1, 4) for _ in range(rng.randint(0, 4)))
         a, b = torch.zeros(shape), tj.zeros(shape, device="meta")
         names = []
