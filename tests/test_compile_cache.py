@@ -90,9 +90,10 @@ def test_a_second_process_loads_every_program_and_computes_the_same(tmp_path, un
     cold = [_finish(p)[0] for p in cold]
     for r in cold:
         st = r["stats"]
-        assert st["compiled"] > 5
-        # each program compiled was looked up first (another process, or an identical
-        # program made earlier in the same one, may have written some already: hits)
+        # each program compiled was looked up first; another process, or an identical
+        # program made earlier in the same one, may have written some already (hits: on a
+        # fast machine one process can find most of the other's programs written)
+        assert st["compiled"] + st["cache_hits"] > 5
         assert st["cache_misses"] == st["compiled"]
     entries = _entries(cache)
     assert len(entries) >= cold[0]["stats"]["compiled"]
