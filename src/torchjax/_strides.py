@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, preserve_format
 
 
@@ -36,6 +38,14 @@ def contiguous_strides(shape) -> tuple:
         strides.append(acc)
         acc *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def positions(shape, strides, offset):
+    """The storage position of every element of a strided layout, as an int64 array."""
+    pos = np.full(tuple(shape), offset, dtype=np.int64)
+    for k, (n, s) in enumerate(zip(shape, strides)):
+        pos += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - k - 1))
+    return pos
 
 
 def channels_last_strides(shape) -> tuple:
@@ -206,14 +216,9 @@ def copy_layout(src, memory_format=None):
     return for_format(shape, strides, memory_format)
 
 
-def clone_layout(src, memory_format=None):
-    """clone's row hook (op.layout)."""
-    return copy_layout(src, memory_format)
-
-
 def preserve_layout(src, *_):
     """to(dtype) and to(device)'s row hook: the copy keeps src's order (preserve_format)."""
-    return copy_layout(src) if src._layout is not None else None
+    return copy_layout(src)
 
 
 def new_layout(shape, memory_format):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._strides import clone_layout, preserve_layout
+from .._strides import copy_layout, preserve_layout
 from ._registry import function, numbered, op
 
 
@@ -24,7 +24,7 @@ def _to_device(input, device):
     return jax.device_put(input, device)
 
 
-@op(tensors=("input",), promote="none", needs=(), layout=clone_layout)
+@op(tensors=("input",), promote="none", needs=(), layout=copy_layout)
 def clone(input, *, memory_format=None):
     """A copy of input that takes part in autograd."""
     return jnp.array(input, copy=True)

@@ -9,17 +9,9 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
-import numpy as np
 
 from .. import _strides
 from ._registry import function, op
-
-
-def _positions(size, stride, storage_offset):
-    pos = np.full(tuple(size), storage_offset, dtype=np.int64)
-    for k, (n, s) in enumerate(zip(size, stride)):
-        pos += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(size) - k - 1))
-    return pos
 
 
 @op(promote="none", needs=(), view=True, function=False, method=False,
@@ -28,7 +20,7 @@ def _as_strided(input, size, stride, storage_offset, order):
     """The storage of input (a root tensor, laid out in `order`, outermost dim first) read at
     storage_offset + sum(i_k * stride_k)."""
     flat = jnp.transpose(input, order).reshape(-1)
-    return flat[_positions(size, stride, storage_offset)]
+    return flat[_strides.positions(size, stride, storage_offset)]
 
 
 @function()

@@ -1,23 +1,14 @@
-"""Where a torchjax tensor's elements sit in PyTorch's strided layout."""
+"""Where a view's elements sit in its base, for files that store PyTorch's strided layout."""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
 
+from .._strides import contiguous_strides, positions
 from .._tensor import Tensor
 from .._views import read_through
 from .._x64 import scoped
-
-
-def contiguous_strides(shape) -> tuple:
-    """PyTorch's strides of a contiguous tensor (a size-0 dimension counts as 1)."""
-    strides = []
-    acc = 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 @scoped  # int64 positions
@@ -42,15 +33,6 @@ def strided_window(base: Tensor, view: Tensor):
             strides[k] = int(pos[(0,) * k + (1,) + (0,) * (len(shape) - k - 1)]) - offset
     if min(strides, default=0) < 0:
         return None
-    expect = np.full(shape, offset, dtype=np.int64)
-    for k, (n, s) in enumerate(zip(shape, strides)):
-        expect += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - k - 1))
-    return (offset, tuple(strides)) if np.array_equal(expect, pos) else None
+    ok = np.array_equal(positions(shape, strides, offset), pos)
+    return (offset, tuple(strides)) if ok else None
 
-
-def is_contiguous(shape, strides) -> bool:
-    """PyTorch's is_contiguous: strides of dimensions of size 1 do not matter."""
-    if 0 in shape:
-        return True
-    expect = contiguous_strides(shape)
-    return all(n == 1 or s == e for n, s, e in zip(shape, strides, expect))

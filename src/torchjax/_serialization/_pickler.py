@@ -16,9 +16,10 @@ import pickle
 import numpy as np
 
 from .. import _device, _dtypes
+from .._strides import contiguous_strides
 from .._tensor import Size, Tensor
 from ..nn.parameter import Buffer, Parameter
-from ._layout import contiguous_strides, strided_window
+from ._layout import strided_window
 
 # dtype name -> PyTorch's legacy storage class; other dtypes use an UntypedStorage
 LEGACY_STORAGE = {

@@ -24,6 +24,7 @@ from jax import lax
 
 from .. import _device, _dtypes
 from .._dispatch import _make_view
+from .._strides import contiguous_strides
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
 from ._allowlist import (
@@ -38,7 +39,6 @@ from ._allowlist import (
     refusal_message,
     user_globals,
 )
-from ._layout import contiguous_strides
 
 
 class _StridedWindow:

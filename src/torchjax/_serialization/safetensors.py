@@ -12,9 +12,10 @@ import jax
 import numpy as np
 
 from .. import _device, _dtypes
+from .._strides import is_contiguous
 from .._tensor import Tensor
 from .._x64 import scoped
-from ._layout import is_contiguous, strided_window
+from ._layout import strided_window
 
 try:
     import safetensors as _st
