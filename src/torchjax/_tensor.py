@@ -16,6 +16,12 @@ from ._autograd.node import accumulator_of
 from ._tensor_convert import _Conversions
 from ._x64 import scoped
 
+try:
+    from jax._src.array import ArrayImpl as _ArrayImpl
+except ImportError:  # pragma: no cover - moved in a newer jax: item() takes its slow path
+    class _ArrayImpl:
+        pass
+
 
 class Size(tuple):
     """torch.Size: a tuple of ints that prints as torch.Size([...])."""
@@ -449,8 +455,17 @@ class Tensor(_Conversions):
     # -- conversions -----------------------------------------------------------------------
     # (the ones that reshape first run an op: in torchjax's x64 scope, an int64 stays int64)
 
-    @scoped
     def item(self):
+        d = self._data
+        if d.__class__ is _ArrayImpl and d.size == 1:
+            # the common case, outside the x64 scope: reading a buffer does not depend on
+            # it (an int64 array reads as its int64 value), and a loop's loss.item() is
+            # part of every step
+            return np.asarray(d).item()
+        return self._item_slow()
+
+    @scoped
+    def _item_slow(self):
         if _meta.is_meta(self._data):
             if self._data.size != 1:
                 raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be "

@@ -286,8 +286,10 @@ def trace(fn, args, kwargs, known, src) -> Traced:
         out = {}
         gi = next(i for i, g in enumerate(opt.param_groups) if g is group)
         for k, v in values.items():
-            with jax.ensure_compile_time_eval():  # a concrete array: a const of the jaxpr
-                c = jnp.asarray(v)
+            # a concrete array, so a const of the jaxpr: device_put, because jnp.asarray
+            # compiles a program for it (the same weak-typed f64 either way)
+            with jax.ensure_compile_time_eval():
+                c = jax.device_put(v)
             hypers[id(c)] = (c, Hyper(opt, gi, k))
             out[k] = c
         return out
@@ -323,14 +325,22 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     runs0 = engine.RUNS[0]
 
     def body(*tracers):
+        outside = []  # arguments with history from outside the step
         for t, i in zip(known, array_of):
             t._data = tracers[i]
             if t._grad_fn is not None:  # a non-leaf argument is a leaf inside the step
+                outside.append(t._grad_fn)
                 t._grad_fn = None
         for t in known:
             if t._views:
                 t._refresh_views()
         out = fn(*args, **kwargs)
+        if outside and engine.RUNS[0] != runs0:
+            # PyTorch's backward would go on into that history (and its leaves' .grad would
+            # be part of this step's optimizer update): the program cannot reach it
+            raise GraphBreak(f"backward() inside the compiled function reaches an argument "
+                             f"made by {type(outside[0]).__name__} outside it; pass a tensor "
+                             "without history (detach it, or compute it inside the function)")
         leaves, spec = tree_flatten(out)
         outs, template, out_rg, reach = [], [], [], []
         for x in leaves:
@@ -453,7 +463,9 @@ def _writes(known, array_of, tracers, grads0, modules, src, opt_state0, extras, 
     for c in src.containers:
         items = c.values() if isinstance(c, dict) else c
         for v in items:
-            if isinstance(v, Tensor) and _is_traced(v._data):
+            # a known tensor held by the container has a tracer for the trace's length;
+            # only a tensor made inside it leaks
+            if isinstance(v, Tensor) and id(v) not in ids and _is_traced(v._data):
                 raise GraphBreak("a tensor made inside the compiled function is stored in a "
                                  f"{type(c).__name__} it does not return; return it instead "
                                  "(or store loss.item() outside the compiled function)")
