@@ -367,7 +367,10 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     _function_traced.TAPE_TRACING[0] = True
     try:
         with watching(see), sticky() as breaks:
-            closed = jax.make_jaxpr(body)(*arrays)
+            # every op's own jax.jit inlined: the step is one flat jaxpr rather than ~100
+            # nested calls (the GPT step: lowering 2.1 s -> 1.0 s, XLA compile -12%)
+            with jax.disable_jit():
+                closed = jax.make_jaxpr(body)(*arrays)
         if breaks:  # caught by the traced code itself: the graph breaks all the same
             raise breaks[0]
     finally:
