@@ -52,13 +52,6 @@ def _unsupported_layout(layout):
                               f"tensors are COO (torch.sparse_coo) only")
 
 
-def _compressed(name, layout):
-    def method(self, *args, **kwargs):
-        _unsupported_layout(layout)
-    method.__name__ = name
-    return method
-
-
 def to_dense(self, dtype=None, *, masked_grad=None):
     """A strided tensor is already dense: self (or a cast copy)."""
     return self if dtype is None else self.to(dtype)
@@ -67,10 +60,6 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 DENSE = {
     "to_sparse": to_sparse,
     "to_sparse_coo": lambda self: to_sparse(self),
-    "to_sparse_csr": _compressed("to_sparse_csr", _layout.sparse_csr),
-    "to_sparse_csc": _compressed("to_sparse_csc", _layout.sparse_csc),
-    "to_sparse_bsr": _compressed("to_sparse_bsr", _layout.sparse_bsr),
-    "to_sparse_bsc": _compressed("to_sparse_bsc", _layout.sparse_bsc),
     "to_dense": to_dense,
     "is_sparse": property(lambda self: False),
     "is_sparse_csr": property(lambda self: False),
