@@ -287,3 +287,43 @@ def test_gcn_trains_like_pytorch():
     np.testing.assert_allclose(lb, la, rtol=1e-5, atol=1e-6)
     assert la[-1] < la[0]
     _same(pa, pb, rtol=1e-5, atol=1e-6)
+
+
+def test_legacy_sparse_constructors():
+    def run(L):
+        i, v = L.tensor([[0, 1], [1, 0]]), L.tensor([2., 3.])
+        s = L.sparse.FloatTensor(i, v, L.Size([2, 2]))
+        e = L.sparse.DoubleTensor(2, 3)
+        return (repr(s), repr(e), isinstance(s, L.sparse.FloatTensor),
+                isinstance(v, L.sparse.FloatTensor), repr(L.sparse.FloatTensor))
+
+    with pytest.warns(UserWarning, match="deprecated"):
+        got = run(torchjax)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert got == run(torch)
+
+
+def test_compiled_step_with_sparse_runs_eagerly():
+    # a step reading a sparse tensor is a graph break: it runs eagerly, saying why
+    def make(L):
+        adj = L.sparse_coo_tensor(L.tensor(_I), L.tensor(_V), (2, 3))
+        w = L.nn.Parameter(L.tensor(_D))
+        opt = L.optim.SGD([w], lr=0.01)
+
+        def step():
+            opt.zero_grad()
+            loss = L.spmm(adj, w).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        return step, w
+
+    step, w = make(torchjax)
+    compiled = torchjax.compile(step)
+    with pytest.warns(UserWarning, match="sparse_coo tensor"):
+        losses = [compiled().item() for _ in range(2)]
+    ref, rw = make(torch)
+    np.testing.assert_allclose(losses, [ref().item() for _ in range(2)], rtol=1e-5)
+    _same(rw.detach(), w.detach())

@@ -10,11 +10,12 @@ tensors", for what is supported and how gradients are kept.
 
 from __future__ import annotations
 
-from . import _layout_ops, _methods
+from . import _layout_ops, _legacy, _methods
 from ._construct import sparse_coo_tensor  # noqa: F401  (torchjax.sparse_coo_tensor)
 from ._ops import log_softmax, mm, softmax, spmm, sum  # noqa: A004, F401
 
 __all__ = ["mm", "sum", "softmax", "log_softmax"]
 
+globals().update(_legacy.TYPES)  # torch.sparse.FloatTensor & co.
 _methods.install()
 _layout_ops.install()
