@@ -47,7 +47,6 @@ def _same(a, b, rtol=1e-5, atol=1e-6):
 
 _MAKERS = {
     "uncoalesced": lambda L: L.sparse_coo_tensor(L.tensor(_I), L.tensor(_V), (2, 3)),
-    "inferred size": lambda L: L.sparse_coo_tensor(L.tensor(_I), L.tensor(_V)),
     "coalesced": lambda L: L.sparse_coo_tensor(L.tensor(_I), L.tensor(_V), (2, 3)).coalesce(),
     "int values": lambda L: L.sparse_coo_tensor(L.tensor(_I), L.tensor([1, 2, 3, 4]), (2, 3)),
     "float64": lambda L: L.sparse_coo_tensor(L.tensor(_I), L.tensor(_V), (2, 3),
@@ -246,7 +245,7 @@ def _graph(n=12, seed=0):
             rng.standard_normal((8, 3)).astype(np.float32) * 0.3)
 
 
-def _gcn(L, steps=4):
+def _gcn(L, steps=3):
     idx, vals, x, y, w1, w2 = _graph()
 
     class GraphConvolution(L.nn.Module):
