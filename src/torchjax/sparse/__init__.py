@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from . import _layout_ops, _legacy, _methods
 from ._construct import sparse_coo_tensor  # noqa: F401  (torchjax.sparse_coo_tensor)
-from ._ops import log_softmax, mm, softmax, spmm, sum  # noqa: A004, F401
+from ._ops import addmm, log_softmax, mm, softmax, spmm, sum  # noqa: A004, F401
 
-__all__ = ["mm", "sum", "softmax", "log_softmax"]
+__all__ = ["addmm", "mm", "sum", "softmax", "log_softmax"]
 
 globals().update(_legacy.TYPES)  # torch.sparse.FloatTensor & co.
 _methods.install()

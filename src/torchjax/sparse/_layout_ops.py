@@ -14,7 +14,7 @@ from . import _ops
 from ._coo import autograd_values, indices_of, is_sparse, make, reaches_leaf
 
 SUPPORTED = ("to_dense, coalesce, indices/values, torch.sparse.mm / torch.mm / torch.spmm / "
-             "matmul with one dense operand, torch.sparse.sum, Tensor.sum(), add, "
+             "matmul / mv / addmm with one dense operand, torch.sparse.sum, Tensor.sum(), add, "
              "torch.sparse.softmax, t/transpose, clone, neg, mul/div by a number and dtype or "
              "device conversions")
 
@@ -28,8 +28,24 @@ def layout_error(name: str, t: Tensor) -> NotImplementedError:
 
 def _product(fname):
     def handler(prep, dyn, stat):
-        return _ops.product(dyn[0], dyn[1], "MmBackward0", fname, True)
+        name = "MvBackward0" if dyn[1].ndim == 1 else "MmBackward0"
+        return _ops.product(dyn[0], dyn[1], name, fname, True)
     return handler
+
+
+def _addmm(prep, dyn, stat):
+    input, mat1, mat2 = dyn
+    if not is_sparse(mat1) or is_sparse(mat2):
+        raise RuntimeError(f"addmm_sparse_dense: expected either 'mat1' to have sparse layout "
+                           f"and 'mat2' to have strided layout, got 'mat1' with layout "
+                           f"{_layout_name(mat1)} and 'mat2' with layout {_layout_name(mat2)}")
+    kw = dict(zip(prep.op.statics, stat))
+    return _ops.product(mat1, mat2, "AddmmBackward0", "torch.addmm", True,
+                        (input, kw.get("beta", 1), kw.get("alpha", 1)))
+
+
+def _layout_name(t) -> str:
+    return "Sparse" if is_sparse(t) else "Strided"
 
 
 def _sum(prep, dyn, stat):
@@ -106,6 +122,8 @@ def _permute(prep, dyn, stat):
 HANDLERS = {
     "mm": _product("torch.mm"),
     "matmul": _product("torch.matmul"),
+    "mv": _product("torch.mv"),
+    "addmm": _addmm,
     "sum": _sum,
     "add": _add,
     "t": _permute,

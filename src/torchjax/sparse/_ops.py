@@ -72,21 +72,26 @@ def add_same_pattern(a: SparseCooTensor, b: SparseCooTensor) -> SparseCooTensor:
 # -- products ----------------------------------------------------------------------------------
 
 @functools.cache
-def _product(shape: tuple, sparse_left: bool):
-    if sparse_left:
-        def fn(values, idx, dense):
-            return (bcoo(values, idx, shape, False) @ dense,)
-    else:
-        def fn(values, idx, dense):
-            return (dense @ bcoo(values, idx, shape, False),)
+def _product(shape: tuple, sparse_left: bool, added: bool):
+    """(values, indices, dense[, input, beta, alpha]) -> the product (beta * input + alpha *
+    product with `added`, addmm's form)."""
+    def fn(values, idx, dense, *addmm):
+        a = bcoo(values, idx, shape, False)
+        out = a @ dense if sparse_left else dense @ a
+        if added:
+            input, beta, alpha = addmm
+            out = beta * input + alpha * out
+        return (out,)
     return fn
 
 
 def _check_product(fname, mat1, mat2):
-    for name, m in (("mat1", mat1), ("mat2", mat2)):
-        if m.ndim != 2:
-            raise RuntimeError(f"{fname}: {name} must be a matrix, got {m.ndim}-D tensor")
     s = mat1 if is_sparse(mat1) else mat2
+    if s.ndim != 2:
+        raise RuntimeError(f"{fname}: the sparse operand must be a matrix, got {s.ndim}-D tensor")
+    d = mat2 if s is mat1 else mat1
+    if d.ndim != 2 and not (d.ndim == 1 and s is mat1):
+        raise RuntimeError(f"{fname}: mat2 must be a matrix, got {d.ndim}-D tensor")
     if s._data.bcoo.n_dense:
         raise NotImplementedError(f"{fname}: a sparse operand with dense dimensions (hybrid COO) "
                                   f"is not supported by torchjax")
@@ -97,14 +102,18 @@ def _check_product(fname, mat1, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
                            f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
     if mat1.dtype is not mat2.dtype:
-        raise RuntimeError(f"expected scalar type {mat1.dtype.name.capitalize()} but found "
-                           f"{mat2.dtype.name.capitalize()}".replace("Float32", "Float")
-                           .replace("Float64", "Double"))
+        raise RuntimeError(f"expected scalar type {_scalar_name(mat1.dtype)} but found "
+                           f"{_scalar_name(mat2.dtype)}")
+
+
+def _scalar_name(d) -> str:
+    return _dtypes.SCALAR_NAMES[d.name]
 
 
 @scoped
-def product(mat1, mat2, name: str, fname: str, dense_grad: bool) -> Tensor:
-    """mat1 @ mat2 with one sparse COO operand and one dense one, as one node `name`.
+def product(mat1, mat2, name: str, fname: str, dense_grad: bool, addmm=None) -> Tensor:
+    """mat1 @ mat2 with one sparse COO operand and one dense one (a matrix, or a vector on
+    the right), as one node `name`; addmm=(input, beta, alpha) adds beta * input.
 
     dense_grad: the op is torch.mm/spmm/matmul, whose gradient for a sparse leaf PyTorch makes
     dense (every position, not only the stored ones); torchjax's sparse gradients hold stored
@@ -123,10 +132,21 @@ def product(mat1, mat2, name: str, fname: str, dense_grad: bool) -> Tensor:
                 f"PyTorch gives that leaf a dense gradient, which torchjax does not carry "
                 f"through sparse ops; use torch.sparse.mm (a sparse gradient), or apply "
                 f"{fname} to the leaf itself")
+        if addmm is not None:
+            raise NotImplementedError(f"{fname} with a sparse leaf that requires grad is not "
+                                      f"supported by torchjax; use torch.sparse.mm and add")
         return _dense_grad_product(s, d, s is mat1, name)
     v = autograd_values(s)
-    (out,) = record(_product(tuple(s.shape), s is mat1), (v._data, indices_of(s), d._data),
-                    (edge_of(v), None, edge_of(d)), name)
+    leaves, edges = [v._data, indices_of(s), d._data], [edge_of(v), None, edge_of(d)]
+    if addmm is not None:
+        input, beta, alpha = addmm
+        if is_sparse(input):
+            raise NotImplementedError(f"{fname} with a sparse input is not supported by "
+                                      f"torchjax; use torch.sparse.mm and add")
+        leaves += [input._data, beta, alpha]
+        edges += [edge_of(input), None, None]
+    (out,) = record(_product(tuple(s.shape), s is mat1, addmm is not None), tuple(leaves),
+                    tuple(edges), name)
     return out
 
 
@@ -161,6 +181,16 @@ def mm(mat1, mat2, reduce: str = "sum") -> Tensor:
     # PyTorch computes dense @ sparse as (sparse.t() @ dense.t()).t(): its last node names it
     name = "SparseAddmmBackward0" if is_sparse(mat1) else "TransposeBackward0"
     return product(mat1, mat2, name, "torch.sparse.mm", False)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+    """torch.sparse.addmm: beta * input + alpha * (mat1 @ mat2), mat1 sparse COO."""
+    if not is_sparse(mat1):
+        raise RuntimeError("addmm: mat1 must be a sparse COO tensor")
+    if not isinstance(input, Tensor):
+        raise TypeError("torch.sparse.addmm(): argument 'input' must be Tensor")
+    return product(mat1, mat2, "SparseAddmmBackward0", "torch.sparse.addmm", False,
+                   (input, beta, alpha))
 
 
 def spmm(input, mat2) -> Tensor:
