@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from . import _layout_ops, _legacy, _methods
 from ._construct import sparse_coo_tensor  # noqa: F401  (torchjax.sparse_coo_tensor)
-from ._ops import addmm, log_softmax, mm, softmax, spmm, sum  # noqa: A004, F401
+from ._ops import log_softmax, softmax, sum  # noqa: A004
+from ._products import addmm, mm, spmm  # noqa: F401  (spmm: torchjax.spmm)
 
 __all__ = ["addmm", "mm", "sum", "softmax", "log_softmax"]
 

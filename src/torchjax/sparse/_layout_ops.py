@@ -10,7 +10,7 @@ import numbers
 
 from .. import _dispatch, _layout
 from .._tensor import Tensor
-from . import _ops
+from . import _ops, _products
 from ._coo import autograd_values, indices_of, is_sparse, make, reaches_leaf
 
 SUPPORTED = ("to_dense, coalesce, indices/values, torch.sparse.mm / torch.mm / torch.spmm / "
@@ -29,7 +29,7 @@ def layout_error(name: str, t: Tensor) -> NotImplementedError:
 def _product(fname):
     def handler(prep, dyn, stat):
         name = "MvBackward0" if dyn[1].ndim == 1 else "MmBackward0"
-        return _ops.product(dyn[0], dyn[1], name, fname, True)
+        return _products.product(dyn[0], dyn[1], name, fname, True)
     return handler
 
 
@@ -40,7 +40,7 @@ def _addmm(prep, dyn, stat):
                            f"and 'mat2' to have strided layout, got 'mat1' with layout "
                            f"{_layout_name(mat1)} and 'mat2' with layout {_layout_name(mat2)}")
     kw = dict(zip(prep.op.statics, stat))
-    return _ops.product(mat1, mat2, "AddmmBackward0", "torch.addmm", True,
+    return _products.product(mat1, mat2, "AddmmBackward0", "torch.addmm", True,
                         (input, kw.get("beta", 1), kw.get("alpha", 1)))
 
 
