@@ -235,6 +235,13 @@ def test_compressed_layouts_raise():
         torchjax.sparse_csr_tensor
 
 
+@pytest.mark.parametrize("method", ["register_hook", "retain_grad"])
+def test_gradient_views_of_sparse_tensors_raise(method):
+    s = _sp(torchjax)[0]
+    with pytest.raises(NotImplementedError, match=method):
+        getattr(s, method)(*((lambda g: g,) if method == "register_hook" else ()))
+
+
 # -- a graph convolution network with a sparse adjacency ------------------------------------------
 
 def _graph(n=12, seed=0):

@@ -115,6 +115,17 @@ def _reduce(self, proto):
                               "torchjax: save its indices() and values() (after coalesce())")
 
 
+def _no_grad_view(fname: str):
+    # the gradient reaching a sparse tensor is held per stored entry (its values' shape), not
+    # as the sparse tensor PyTorch would show a hook or .grad
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"Tensor.{fname} on a sparse COO tensor is not supported by "
+                                  f"torchjax; use it on a dense tensor (e.g. the values given to "
+                                  f"torch.sparse_coo_tensor)")
+    method.__name__ = fname
+    return method
+
+
 def _repr(self, *, tensor_contents=None) -> str:
     from ._repr import sparse_repr
     return sparse_repr(self)
@@ -140,6 +151,8 @@ SPARSE = {
     "__deepcopy__": _deepcopy,
     "__reduce_ex__": _reduce,
     "__repr__": _repr,
+    "register_hook": _no_grad_view("register_hook"),
+    "retain_grad": _no_grad_view("retain_grad"),
 }
 
 
