@@ -51,6 +51,8 @@ _MAKERS = {
     "int values": lambda L: L.sparse_coo_tensor(L.tensor(_I), L.tensor([1, 2, 3, 4]), (2, 3)),
     "float64": lambda L: L.sparse_coo_tensor(L.tensor(_I), L.tensor(_V), (2, 3),
                                              dtype=L.float64),
+    "list and float indices": lambda L: L.sparse_coo_tensor([[0., 1.], [1., 0.]], [2., 3.],
+                                                           (2, 2)),
     "hybrid": lambda L: L.sparse_coo_tensor(L.tensor([[0, 1, 1]]),
                                             L.arange(6.).reshape(3, 2), (3, 2)),
     "empty": lambda L: L.sparse_coo_tensor(L.zeros(2, 0, dtype=L.long), L.zeros(0), (2, 3)),

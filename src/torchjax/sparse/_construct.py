@@ -59,8 +59,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if device is not None:
         values = values.to(device)
     idx = host(indices._data if isinstance(indices, Tensor) else indices, "sparse_coo_tensor")
-    if idx.dtype.kind not in "iu":
+    if idx.dtype.kind not in "iuf":
         raise RuntimeError(f"indices must be an int64 tensor, got {idx.dtype}")
+    idx = idx.astype(np.int64)  # PyTorch converts other integer and float indices too
     if idx.ndim != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
     sparse_dim, nnz = idx.shape
