@@ -208,6 +208,30 @@ def _compute_dtype(prep, dyn, stat):
     return cd
 
 
+# Tensors of another layout (torchjax.sparse's COO tensors) hold an object JAX refuses, so a
+# row they reach fails in its compiled call and lands here: dense calls pay nothing for them.
+# The layout's package registers layout -> (handlers, error): handlers maps a row's name to
+# handler(prep, dyn, stat), the row's implementation for that layout; error(op name, tensor)
+# makes the exception for the rows it does not implement (never a silent densification).
+LAYOUTS: dict = {}
+
+
+def _layout_handler(prep, dyn, inplace=False):
+    """The handler of the first non-strided tensor argument, or None when there is none;
+    raises that layout's error when the row has no handler (in-place rows never do)."""
+    for k, v in zip(prep.kinds, dyn):
+        for t in (v if k == _L else (v,)):
+            if isinstance(t, Tensor):
+                entry = LAYOUTS.get(t.layout)
+                if entry is not None:
+                    handlers, error = entry
+                    handler = None if inplace else handlers.get(prep.op.name)
+                    if handler is None:
+                        raise error(prep.op.name + ("_" if inplace else ""), t)
+                    return handler
+    return None
+
+
 def _explain(prep, dyn, stat, err):
     """Re-raise a failed op with PyTorch's message when the row can explain it."""
     explain = prep.op.explain
@@ -315,6 +339,10 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             out = _fwd_for(prep, stat, cd)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
             if not _meta.any_meta(arrays):
+                if LAYOUTS:
+                    handler = _layout_handler(prep, dyn)
+                    if handler is not None:
+                        return handler(prep, dyn, stat)
                 _explain(prep, dyn, stat, e)
             # shapes and dtypes only; the node is recorded (grad_fn, requires_grad) but a
             # backward through it has no values to run on
@@ -591,6 +619,8 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
             out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
             if not _meta.any_meta(arrays):
+                if LAYOUTS:
+                    _layout_handler(prep, dyn, inplace=True)
                 _explain(prep, dyn, stat, e)
             out = _meta.evaluate(_make_pure(prep, stat, cd, out_cast), arrays)
             rg = False  # a meta tensor records no autograd history

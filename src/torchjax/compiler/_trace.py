@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _printing, _random
+from .. import _layout, _printing, _random
 from .._autograd import engine
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
@@ -255,6 +255,10 @@ def _is_traced(x) -> bool:
 def trace(fn, args, kwargs, known, src) -> Traced:
     """Trace fn(*args, **kwargs) with the arrays of `known` (the tensor arguments, then the
     state from walk, each tensor once) as the program's inputs."""
+    for t in known:
+        if t.layout is not _layout.strided:  # a sparse COO tensor holds no array to thread
+            raise GraphBreak(f"the step reads a {t.layout} tensor, and torchjax compiles steps "
+                             f"over strided tensors only")
     ids = {id(t): i for i, t in enumerate(known)}
     # tensors sharing one array (p and p.data) share one program input
     arrays: list = []
