@@ -27,7 +27,7 @@ from ..optim.optimizer import Optimizer
 from . import _discover, _guard, config
 from ._breaks import GraphBreak, Unsupported, classify, describe
 from ._discover import FLAG_NAMES
-from ._prefill import lazy_writes, prefill
+from ._prefill import confirmed, lazy_writes, prefill, prefill_fresh
 from ._program import Program, Stale
 from ._trace import Snapshot, trace
 
@@ -182,6 +182,10 @@ class CompiledFunction:
             _logs.log("recompiles", "Recompiling function %s: %s", self._name,
                       _reason(self._closest(key), key))
         self._last_key = key
+        if STATE.grad_enabled:
+            got = self._fresh(key, args, kwargs, inputs, known, src)
+            if got is not None:
+                return got
         _TRACING[0] += 1
         try:
             traced = trace(self._fn, args, kwargs, known, src)
@@ -208,6 +212,33 @@ class CompiledFunction:
         self._programs[key] = program
         self.compiles += 1
         return program, known
+
+    def _fresh(self, key, args, kwargs, inputs, known, src):
+        """(program, known) of a fresh training loop traced once over guessed state (see
+        _prefill), or None, having changed nothing, to trace it the ordinary way."""
+        snapshot = Snapshot(known, src, [])
+        made = prefill_fresh(src.optimizers)
+        if made is None:
+            return None
+        state, state_sig = _discover.walk(src)
+        known_b = _known(inputs, state)
+        _TRACING[0] += 1
+        try:
+            traced = trace(self._fn, args, kwargs, known_b, src)
+        except Exception:
+            traced = None  # the ordinary trace meets the same problem and reports it
+        finally:
+            _TRACING[0] -= 1
+        if traced is None or traced.differentiable_outputs \
+                or not confirmed(traced, made, known_b):
+            snapshot.restore()
+            return None
+        steady = key[:4] + (state_sig,) + key[5:]
+        program = Program(traced, len(_unique(inputs)), self.donate, self._name)
+        self._programs[steady] = program
+        self._last_key = steady
+        self.compiles += 1
+        return program, known_b
 
     def _prefilled(self, lazy, key, args, kwargs, inputs, known, src):
         """(program, known) of the steady signature, its gradients and optimizer state
