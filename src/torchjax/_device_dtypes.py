@@ -18,9 +18,9 @@ longs on ("1") or off ("0") for every accelerator; `set_dtype_policy` changes on
 Where it acts (only while some platform's policy differs from "int64"/"keep": `STATE.on`):
 - factories (_creation._finish): a new tensor on such a device is narrowed (after a range
   check: a value that does not fit in int32 raises) or refused;
-- every op's results (_dispatch.dispatch): an int64 result on such a device is narrowed and
-  tagged; an int32 result is tagged when an input was a tagged long (PyTorch's promotion
-  gives int64 there), except for an explicit cast; `.to(device)` widens back to int64 when
+- every op's results (a _result_hooks hook, run by _dispatch.dispatch): an int64 result on
+  such a device is narrowed and tagged; an int32 result is tagged when an input was a tagged
+  long (PyTorch's promotion gives int64 there), except for an explicit cast; `.to(device)` widens back to int64 when
   the target keeps int64. In-place ops keep the tensor's storage dtype.
 Inside an op the computation follows PyTorch's promotion (an int64 input is widened in the
 op's program), so values are PyTorch's; storage and transfers are 32-bit. Results of an op
@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _result_hooks
 
 __all__ = ["set_dtype_policy", "get_dtype_policy"]
 
@@ -67,6 +67,7 @@ def _defaults() -> dict:
 
 def _refresh() -> None:
     STATE.on = any(p != ("int64", "keep") for p in STATE.policy.values())
+    (_result_hooks.install if STATE.on else _result_hooks.uninstall)(after_op)
 
 
 def set_dtype_policy(platform: str, *, long: str | None = None,
@@ -95,10 +96,6 @@ def get_dtype_policy(platform: str) -> dict:
     """{"long": "int64" | "int32", "double": "keep" | "error"} for one platform."""
     long, double = STATE.policy.get({"cuda": "gpu"}.get(platform, platform), ("int64", "keep"))
     return {"long": long, "double": double}
-
-
-STATE.policy = _defaults()
-_refresh()
 
 
 # -- the hooks -----------------------------------------------------------------------------------
@@ -197,3 +194,7 @@ def storage_dtype(t, d):
 def to_host(t, a: np.ndarray) -> np.ndarray:
     """numpy() of t: int64, as PyTorch gives, for a long stored as int32."""
     return a.astype(np.int64) if t.__dict__.get("_long32", False) else a
+
+
+STATE.policy = _defaults()
+_refresh()

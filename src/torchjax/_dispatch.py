@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _autocast, _device_dtypes, _dtypes, _meta, _saves, _strides
+from . import _autocast, _device_dtypes, _dtypes, _meta, _result_hooks, _saves, _strides
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -37,6 +37,7 @@ from ._x64 import allow as _allow
 _STATE = grad_mode.STATE
 _AUTOCAST = _autocast.STATE
 _DEVICE_DTYPES = _device_dtypes.STATE
+_RESULT_HOOKS = _result_hooks.STATE
 try:  # the class of a concrete jax array, named without making one: importing torchjax must
     # not start the XLA backend (DataLoader's forkserver imports torchjax before forking)
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -326,8 +327,10 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
                 out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
             res = _wrap_outputs(prep, dyn, stat, out, None)
-        # int64 / float64 on an accelerator that stores them otherwise (_device_dtypes.py)
-        return res if not _DEVICE_DTYPES.on else _device_dtypes.after_op(prep.op.name, dyn, res)
+        if _RESULT_HOOKS.hooks:  # _device_dtypes' policy, DTensor's placements
+            for hook in _RESULT_HOOKS.hooks:
+                res = hook(prep.op.name, dyn, res)
+        return res
     finally:
         if x64 is not _KEPT:
             _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()

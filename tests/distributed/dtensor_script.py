@@ -139,5 +139,68 @@ def compiled_step_keeps_shardings():
     np.testing.assert_allclose(f(x).item(), eager.item(), rtol=1e-5)
 
 
+def _placement_cases(t, mesh, dist):
+    """Ops on DTensors, by name: (result, ...) for torch or torchjax (dist: the
+    distribute_tensor of either, S/R: its Shard and Replicate)."""
+    g = np.random.default_rng(3)
+    x, w, ws0, ws1, xs1 = (
+        dist(t.tensor(g.standard_normal(s).astype(np.float32)), mesh, [p]) for s, p in
+        [((8, 16), "S0"), ((16, 8), "R"), ((16, 8), "S0"), ((16, 8), "S1"), ((8, 16), "S1")])
+    F = t.nn.functional
+    return {"add": x + 1, "relu": x.relu(), "mul": x * x, "softmax": x.softmax(-1),
+            "sum_sharded_dim": x.sum(0), "sum_other_dim": x.sum(1), "sum_all": x.sum(),
+            "mean_sharded_dim": x.mean(0), "amax_sharded_dim": x.amax(0),
+            "amax_other_dim": x.amax(1), "mm_row_sharded": x @ w,
+            "mm_contracted_sharded": xs1 @ ws0, "mm_col_sharded": w.t() @ ws1,
+            "linear": F.linear(x, w.t()), "t": x.t(), "view": x.view(8, 4, 4),
+            "partial_plus_partial": x.sum(0) + x.sum(0), "partial_times_2": x.sum(0) * 2,
+            "relu_of_partial": x.sum(0).relu(), "gelu": F.gelu(x * 2)}
+
+
+@check
+def ops_give_dtensors_with_pytorchs_placements():
+    import torch as pt
+    import torch.distributed as pdist
+    from torch.distributed.device_mesh import init_device_mesh as pmesh
+    from torch.distributed.tensor import Replicate as PR
+    from torch.distributed.tensor import Shard as PS
+    from torch.distributed.tensor import distribute_tensor as pdistribute
+    ours = {"S0": Shard(0), "S1": Shard(1), "R": Replicate()}
+    theirs = {"S0": PS(0), "S1": PS(1), "R": PR()}
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    got = _placement_cases(torch, mesh, lambda v, m, p: distribute_tensor(v, m, [ours[p[0]]]))
+    # PyTorch's rules, on a one-process gloo group (its propagation does not depend on the
+    # mesh size)
+    pdist.init_process_group("gloo", store=pdist.HashStore(), world_size=1, rank=0)
+    try:
+        pm = pmesh("cpu", (1,))
+        want = _placement_cases(pt, pm, lambda v, m, p: pdistribute(v, m, [theirs[p[0]]]))
+    finally:
+        pdist.destroy_process_group()
+    for name, w in want.items():
+        d = got[name]
+        assert isinstance(d, DTensor), (name, type(d))
+        assert [str(p) for p in d.placements] == [str(p) for p in w.placements], (
+            name, d.placements, w.placements)
+        np.testing.assert_allclose(d.full_tensor().numpy(), w.full_tensor().numpy(),
+                                   rtol=1e-5, atol=1e-5, err_msg=name)
+        # the array really lies as the placements say (Partial: held reduced, replicated)
+        if any(isinstance(p, Shard) for p in d.placements):
+            assert d._data.sharding.spec != P(), name
+    # autograd through DTensor results; a plain tensor mixed in is PyTorch's error
+    a = distribute_tensor(torch.randn(16, 4, requires_grad=True), mesh, [Shard(0)])
+    y = (a * 2).sum()
+    assert isinstance(y, DTensor) and y.placements == (Partial("sum"),)
+    y.backward()
+    assert torch.equal(a.grad, torch.full((16, 4), 2.0))
+    try:
+        a + torch.ones(16, 4)
+    except RuntimeError as e:
+        assert "got mixed torch.Tensor and DTensor" in str(e)
+    else:
+        raise AssertionError("mixing a Tensor and a DTensor did not raise")
+    assert isinstance(a + torch.tensor(1.0), DTensor)  # a 0-d tensor is a scalar
+
+
 if __name__ == "__main__":
     run()

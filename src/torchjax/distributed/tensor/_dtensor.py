@@ -3,9 +3,9 @@
 In PyTorch each rank holds its local shard and DTensor's ops add the collectives. In JAX one
 program holds the global array, sharded over the devices, and XLA adds the collectives; so a
 DTensor here *is* its global value (its shape is the global shape, `numpy()` gathers it) and
-carries its mesh and placements. Ops on it run sharded: their results are Tensors whose
-arrays keep the sharding XLA propagated (`DTensor.from_sharded(t, mesh)` reads them back as
-DTensors).
+carries its mesh and placements. Ops on it run sharded and give DTensors whose placements
+follow PyTorch's rules (_propagate.py); inside torchjax.compile they give plain Tensors
+(`DTensor.from_sharded(t, mesh)` reads the placements of a sharded result back).
 """
 
 from __future__ import annotations
