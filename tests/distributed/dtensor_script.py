@@ -65,12 +65,6 @@ def distribute_tensor_lays_out_shards():
     assert torch.equal(d2.to_local(), x[:8, :1])
     d3 = distribute_tensor(x, m2["tp"], [Shard(0)])  # sharded on tp, replicated on dp
     assert d3._data.sharding.spec == P("tp") and shard_shapes(d3) == [(4, 4)]
-    try:
-        distribute_tensor(torch.ones(5, 2), mesh, [Shard(0)])
-    except ValueError as e:
-        assert "does not split evenly over 8 devices" in str(e)
-    else:
-        raise AssertionError("uneven shard did not raise")
 
 
 @check
@@ -137,6 +131,38 @@ def compiled_step_keeps_shardings():
 
     eager = (x @ w).relu().sum()
     np.testing.assert_allclose(f(x).item(), eager.item(), rtol=1e-5)
+
+
+@check
+def uneven_shards_follow_torch_chunk():
+    """A dim that does not split evenly: JAX refuses uneven shardings, so the dim is held
+    whole, with a warning; placements, to_local() and values are PyTorch's (torch.chunk)."""
+    import warnings
+
+    import torch as pt
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    x = torch.arange(30.0).reshape(10, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        d = distribute_tensor(x, mesh, [Shard(0)])
+        distribute_tensor(x, mesh, [Shard(0)])
+    said = [w for w in caught if "does not split evenly over 8 devices" in str(w.message)]
+    assert len(said) == 1, [str(w.message) for w in caught]  # once per case
+    assert d.placements == (Shard(0),) and d.shape == (10, 3)
+    assert torch.equal(d.full_tensor(), x)
+    assert torch.equal(d.to_local(), torch.tensor(pt.chunk(pt.arange(30.0).reshape(10, 3),
+                                                           8)[0].numpy()))
+    assert torch.equal((d * 2).sum(0).full_tensor(), (x * 2).sum(0))
+    # a 2-d mesh: dp (2) splits dim 0 of 6, tp (4) does not split the remaining 3
+    m2 = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+    y = torch.arange(12.0).reshape(6, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d2 = distribute_tensor(y, m2, [Shard(0), Shard(0)])
+    assert d2._data.sharding.spec == P("dp") and shard_shapes(d2) == [(3, 2)]
+    want = pt.chunk(pt.chunk(pt.arange(12.0).reshape(6, 2), 2)[0], 4)[0]
+    assert torch.equal(d2.to_local(), torch.tensor(want.numpy()))
+    assert torch.equal(d2.redistribute(placements=[Replicate(), Replicate()]).full_tensor(), y)
 
 
 def _placement_cases(t, mesh, dist):

@@ -187,13 +187,22 @@ def _take(x, index, divisor):
 
 
 def _local_index(dt: DTensor) -> tuple:
+    """This process's first device's piece of dt, as PyTorch's Shard(d) gives it on that rank:
+    torch.chunk's piece (ceil(size / n) long, the last ones shorter or empty), mesh dimension
+    by mesh dimension. For an even split it is exactly the shard that device holds."""
     mesh = dt._mesh
-    coord = mesh.get_coordinate_full()
+    coord = mesh.get_coordinate()
     if coord is None:
         raise RuntimeError("DTensor.to_local: this process holds no device of the mesh")
-    device = mesh.jax_mesh.devices[coord]
-    index = dt._data.sharding.devices_indices_map(tuple(dt.shape))[device]
-    return tuple((s.start, s.stop, s.step) for s in index)
+    index = [[0, n, None] for n in dt.shape]
+    for m, p in enumerate(dt._placements):
+        if isinstance(p, Shard):
+            start, stop, _ = index[p.dim]
+            size, n = stop - start, mesh.size(m)
+            chunk = -(-size // n)
+            lo = min(coord[m] * chunk, size)
+            index[p.dim] = [start + lo, start + min(lo + chunk, size), None]
+    return tuple(tuple(i) for i in index)
 
 
 def _from_process_local(local: Tensor, mesh: DeviceMesh, placements) -> DTensor:
