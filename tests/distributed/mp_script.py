@@ -53,21 +53,54 @@ out["all_gather_object"] = objs
 dist.barrier()
 
 # DDP: each process its half of a global batch of 16, gradients averaged across processes
-torch.manual_seed(rank)  # different initial weights: DDP broadcasts rank 0's
-model = DistributedDataParallel(nn.Linear(4, 3))
 g = np.random.default_rng(0)
 data = [(torch.tensor(g.standard_normal((16, 4)).astype(np.float32)),
          torch.tensor(g.integers(0, 3, 16))) for _ in range(3)]
-opt = torch.optim.SGD(model.parameters(), lr=0.5)
-losses = []
+
+
+def train_ddp(**ddp_kwargs):
+    torch.manual_seed(rank)  # different initial weights: DDP broadcasts rank 0's
+    model = DistributedDataParallel(nn.Linear(4, 3), **ddp_kwargs)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    losses = []
+    for xs, ys in data:
+        opt.zero_grad()
+        pred = model(xs[rank * 8:(rank + 1) * 8])
+        loss = F.cross_entropy(pred, ys[rank * 8:(rank + 1) * 8])
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    params = model.module.parameters()
+    return {"losses": losses, "params": [p.detach().numpy().tolist() for p in params],
+            "devices": [len(p._data.sharding.device_set) for p in model.module.parameters()],
+            "pred_shape": list(pred.shape)}
+
+
+# the default: one mesh over both processes' devices, one SPMD program over the global batch
+# (each rank's batch its rows of it), each rank reading its own outputs and loss
+out["ddp"] = train_ddp()
+# given a process group: PyTorch's own scheme, a replica per process, gradients all-reduced
+out["ddp_replicas"] = train_ddp(process_group=dist.group.WORLD)
+
+# fully_shard on one mesh over both processes: each parameter's rows split between them
+from torch.distributed.fsdp import fully_shard  # noqa: E402
+
+torch.manual_seed(rank)
+mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+fully_shard(mlp)
+opt = torch.optim.Adam(mlp.parameters(), lr=0.1)
+fsdp = {"losses": []}
 for xs, ys in data:
     opt.zero_grad()
-    loss = F.cross_entropy(model(xs[rank * 8:(rank + 1) * 8]), ys[rank * 8:(rank + 1) * 8])
+    loss = F.cross_entropy(mlp(xs[rank * 8:(rank + 1) * 8]), ys[rank * 8:(rank + 1) * 8])
     loss.backward()
     opt.step()
-    losses.append(loss.item())
-out["ddp_losses"] = losses
-out["ddp_params"] = [p.detach().numpy().tolist() for p in model.module.parameters()]
+    fsdp["losses"].append(loss.item())
+fsdp["local_rows"] = [list(p.to_local().shape) for p in mlp.parameters()]
+fsdp["params"] = [p.full_tensor().detach().numpy().tolist() for p in mlp.parameters()]
+fsdp["adam_local_rows"] = [list(opt.state[p]["exp_avg"]._data.addressable_shards[0].data.shape)
+                           for p in mlp.parameters()]
+out["fsdp"] = fsdp
 
 # one epoch of a DistributedSampler: the process group gives num_replicas and rank
 ds = TensorDataset(torch.arange(10))

@@ -14,6 +14,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ...nn.modules.module import Module
 from .._data_parallel import default_mesh, shard_batch
+from .._global_batch import on_sharding, spans_processes, to_local
 from .._reshard import place_array
 from ..tensor._dtensor import DTensor, lay_out_parameter
 from ..tensor._placements import Replicate, Shard
@@ -54,15 +55,19 @@ class FSDPModule:
     """The class fully_shard mixes into a module (FSDP<Name>, as PyTorch's)."""
 
     def __call__(self, *args, **kwargs):
-        if _DEPTH.calls == 0:
-            mesh = self._fsdp_mesh
+        root = _DEPTH.calls == 0
+        mesh = self._fsdp_mesh
+        if root:
             args = shard_batch(args, mesh, 0, "fully_shard")
             kwargs = shard_batch(kwargs, mesh, 0, "fully_shard")
         _DEPTH.calls += 1
         try:
-            return super().__call__(*args, **kwargs)
+            out = super().__call__(*args, **kwargs)
         finally:
             _DEPTH.calls -= 1
+        if root and _spans(mesh):  # each rank reads its own rows, as PyTorch's ranks do
+            out = to_local(out, mesh, 0)
+        return out
 
     # XLA gathers and frees the shards inside each program: these are PyTorch's controls
     # over when FSDP does that itself, and have nothing to do here
@@ -150,14 +155,35 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
             continue  # an inner fully_shard already laid it out
         placements, spec = _param_layout(p, mesh)
         sharding = NamedSharding(mesh.jax_mesh, spec)
+        if spans_processes(sharding):
+            _to_global(p, sharding)
         lay_out_parameter(p, mesh, placements, sharding)
         p.register_post_accumulate_grad_hook(_shard_grad)
     for b in module.buffers():
-        b._data = place_array(b._data, NamedSharding(mesh.jax_mesh, PartitionSpec()))
+        rep = NamedSharding(mesh.jax_mesh, PartitionSpec())
+        if spans_processes(rep):
+            _to_global(b, rep)
+        b._data = place_array(b._data, rep)
     module._fsdp_mesh = mesh
     module.__class__ = _fsdp_class(type(module))
     module.register_load_state_dict_post_hook(_reshard_after_load)
     return module
+
+
+def _spans(mesh) -> bool:
+    return spans_processes(NamedSharding(mesh.jax_mesh, PartitionSpec()))
+
+
+def _to_global(t, sharding) -> None:
+    """t (each process made its own) as one array over every process's devices: rank 0's
+    values, as PyTorch's FSDP broadcasts them, each process keeping only its shards."""
+    from .. import _process_group
+    from .._collectives import broadcast
+    if _process_group.is_initialized():
+        broadcast(t, src=0)
+    t._data = on_sharding(t._data, sharding)
+    if t._grad is not None:
+        t._grad._data = on_sharding(t._grad._data, sharding)
 
 
 def _reshard_after_load(module, incompatible_keys):
