@@ -16,8 +16,9 @@ from ...nn.modules.module import Module
 from .._data_parallel import default_mesh, shard_batch
 from .._global_batch import on_sharding, spans_processes, to_local
 from .._reshard import place_array
+from ..device_mesh import DeviceMesh
 from ..tensor._dtensor import DTensor, lay_out_parameter
-from ..tensor._placements import Replicate, Shard
+from ..tensor._placements import Replicate, Shard, sharding_of
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
            "CPUOffloadPolicy"]
@@ -115,6 +116,31 @@ def _param_layout(p, mesh):
     return placements, PartitionSpec(shard_dim)
 
 
+def _with_tensor_parallel(p, mesh):
+    """FSDP's Shard(0) over `mesh` (a 1-d slice, "dp") composed with the placement tensor
+    parallel gave p over another slice ("tp") of the same mesh, as PyTorch's FSDP2 + TP: the
+    parameter's DeviceMesh becomes the 2-d one, placements (FSDP's, TP's) in its order."""
+    tp = p._mesh
+    if tp.jax_mesh != mesh.jax_mesh:
+        raise ValueError("fully_shard: a parameter laid out by tensor parallel on another "
+                         "DeviceMesh; use two slices of one mesh (mesh['dp'], mesh['tp'])")
+    if mesh.ndim != 1 or set(tp._dims) & set(mesh._dims):
+        raise NotImplementedError(
+            f"fully_shard over mesh dims {list(mesh._dims)} of a parameter tensor parallel "
+            f"laid out over {list(tp._dims)} is not supported by torchjax: FSDP + TP takes a "
+            f"1-d FSDP slice disjoint from the TP one")
+    names = tuple(n for n in mesh.jax_mesh.axis_names if n in mesh._dims or n in tp._dims)
+    both = DeviceMesh._view(mesh, names)
+    mine = dict(zip(tp._dims, p._placements))
+    parts = mesh.size()
+    for name, q in mine.items():
+        if q == Shard(0):
+            parts *= mesh.jax_mesh.shape[name]
+    # dim 0 that does not split is left replicated over the FSDP dim (as for plain FSDP)
+    fsdp = Shard(0) if p.ndim and p.shape[0] % parts == 0 else Replicate()
+    return both, tuple(fsdp if n in mesh._dims else mine[n] for n in names)
+
+
 def _shard_grad(p):
     if p._grad is not None:
         p._grad._data = place_array(p._grad._data, p._sharding)
@@ -151,13 +177,19 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                          f"{mesh.ndim}-d mesh")
     ignored = set(map(id, ignored_params or ()))
     for p in module.parameters():
-        if id(p) in ignored or isinstance(p, DTensor):
+        if id(p) in ignored or getattr(p, "_fsdp", False):
             continue  # an inner fully_shard already laid it out
-        placements, spec = _param_layout(p, mesh)
-        sharding = NamedSharding(mesh.jax_mesh, spec)
+        if isinstance(p, DTensor):  # tensor parallel laid it out: FSDP on top, a 2-d layout
+            p_mesh, placements = _with_tensor_parallel(p, mesh)
+            sharding = sharding_of(p_mesh, placements, tuple(p.shape))
+        else:
+            p_mesh = mesh
+            placements, spec = _param_layout(p, mesh)
+            sharding = NamedSharding(mesh.jax_mesh, spec)
         if spans_processes(sharding):
             _to_global(p, sharding)
-        lay_out_parameter(p, mesh, placements, sharding)
+        lay_out_parameter(p, p_mesh, placements, sharding)
+        p._fsdp = True
         p.register_post_accumulate_grad_hook(_shard_grad)
     for b in module.buffers():
         rep = NamedSharding(mesh.jax_mesh, PartitionSpec())
