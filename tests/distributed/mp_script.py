@@ -50,6 +50,28 @@ out["all_to_all_single"] = a2a.tolist()
 objs = [None] * world
 dist.all_gather_object(objs, {"rank": rank})
 out["all_gather_object"] = objs
+# point to point: a send met by a recv; an exchange where both ranks send first
+# (batch_isend_irecv); errors PyTorch also raises
+peer = 1 - rank
+if rank == 0:
+    dist.send(torch.tensor([5.0, 6.0, 7.0]), dst=1)
+    got = torch.zeros(3)
+else:
+    got = torch.zeros(3)
+    assert dist.recv(got, src=0) == 0
+out["send_recv"] = got.tolist()
+mine, theirs = torch.full((2,), 10.0 + rank), torch.zeros(2)
+works = dist.batch_isend_irecv([dist.P2POp(dist.isend, mine, peer),
+                                dist.P2POp(dist.irecv, theirs, peer)])
+[w.wait() for w in works]
+out["exchange"] = theirs.tolist()
+p2p_errors = []
+for bad in (lambda: dist.send(mine, dst=rank), lambda: dist.recv(theirs)):
+    try:
+        bad()
+    except (ValueError, NotImplementedError) as e:
+        p2p_errors.append(type(e).__name__)
+out["p2p_errors"] = p2p_errors
 dist.barrier()
 
 # DDP: each process its half of a global batch of 16, gradients averaged across processes

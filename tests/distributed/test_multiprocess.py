@@ -46,6 +46,13 @@ def test_collectives_match_their_definitions(ranks):
         assert res["all_to_all_single"] == [r, 10.0 + r]
 
 
+def test_send_recv_between_the_processes(ranks):
+    assert ranks[1]["send_recv"] == [5.0, 6.0, 7.0]
+    for r, res in enumerate(ranks):
+        assert res["exchange"] == [10.0 + (1 - r)] * 2  # the peer's, though both sent first
+        assert res["p2p_errors"] == ["ValueError", "NotImplementedError"]  # self, any source
+
+
 @pytest.mark.parametrize("scheme", ["ddp", "ddp_replicas"])
 def test_ddp_across_processes_matches_one_process_with_the_global_batch(ranks, scheme):
     """The default (one mesh over both processes: its parameters are arrays on both

@@ -28,15 +28,12 @@ from ._collectives import (
     broadcast,
     broadcast_object_list,
     gather,
-    irecv,
-    isend,
-    recv,
     reduce,
     reduce_scatter,
     reduce_scatter_tensor,
     scatter,
-    send,
 )
+from ._p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from ._process_group import (
     GroupMember,
     ProcessGroup,
@@ -58,8 +55,8 @@ __all__ = ["is_available", "is_initialized", "is_nccl_available", "is_gloo_avail
            "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object",
            "broadcast", "broadcast_object_list", "reduce", "gather", "scatter",
            "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
-           "new_group", "send", "recv", "isend", "irecv", "ReduceOp", "Backend", "group",
-           "GroupMember", "ProcessGroup", "Work", "DeviceMesh", "init_device_mesh"]
+           "new_group", "send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv",
+           "ReduceOp", "Backend", "group", "GroupMember", "ProcessGroup", "Work", "DeviceMesh", "init_device_mesh"]
 
 
 def is_available() -> bool:

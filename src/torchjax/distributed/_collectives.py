@@ -24,7 +24,7 @@ from ._process_group import MeshGroup, _group
 __all__ = ["ReduceOp", "all_reduce", "all_gather", "all_gather_into_tensor",
            "reduce_scatter_tensor", "reduce_scatter", "broadcast", "reduce", "gather", "scatter",
            "all_to_all_single", "all_to_all", "all_gather_object", "broadcast_object_list",
-           "send", "recv", "isend", "irecv", "Work"]
+           "Work"]
 
 
 class ReduceOp(enum.Enum):
@@ -299,11 +299,3 @@ def broadcast_object_list(object_list: list, src: int = 0, group=None, device=No
         rows = _object_rows(list(object_list), g)
         object_list[:] = rows[g.ranks.index(src) if group_src is None else group_src]
 
-
-def _no_p2p(*args, **kwargs):
-    raise NotImplementedError(
-        "torch.distributed send/recv are not supported by torchjax: JAX moves data between "
-        "processes only inside a program all of them run; use broadcast or all_gather")
-
-
-send = recv = isend = irecv = _no_p2p
