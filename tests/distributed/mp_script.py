@@ -6,6 +6,7 @@ import faulthandler
 import json
 import os
 import sys
+import warnings
 
 faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits forever fails
 
@@ -80,17 +81,23 @@ data = [(torch.tensor(g.standard_normal((16, 4)).astype(np.float32)),
          torch.tensor(g.integers(0, 3, 16))) for _ in range(3)]
 
 
-def train_ddp(**ddp_kwargs):
+def train_ddp(compiled=False, **ddp_kwargs):
     torch.manual_seed(rank)  # different initial weights: DDP broadcasts rank 0's
     model = DistributedDataParallel(nn.Linear(4, 3), **ddp_kwargs)
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     losses = []
-    for xs, ys in data:
+
+    def step(x, y):
         opt.zero_grad()
-        pred = model(xs[rank * 8:(rank + 1) * 8])
-        loss = F.cross_entropy(pred, ys[rank * 8:(rank + 1) * 8])
+        pred = model(x)
+        loss = F.cross_entropy(pred, y)
         loss.backward()
         opt.step()
+        return loss, pred
+    if compiled:
+        step = torch.compile(step)
+    for xs, ys in data:
+        loss, pred = step(xs[rank * 8:(rank + 1) * 8], ys[rank * 8:(rank + 1) * 8])
         losses.append(loss.item())
     params = model.module.parameters()
     return {"losses": losses, "params": [p.detach().numpy().tolist() for p in params],
@@ -103,6 +110,19 @@ def train_ddp(**ddp_kwargs):
 out["ddp"] = train_ddp()
 # given a process group: PyTorch's own scheme, a replica per process, gradients all-reduced
 out["ddp_replicas"] = train_ddp(process_group=dist.group.WORLD)
+# compiled, across processes: a graph break (the batch must become global before the
+# program), so the step runs eagerly and says so
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out["ddp_compiled"] = train_ddp(compiled=True)
+
+    @torch.compile
+    def doubled_then_summed(t):
+        t = t * 2
+        dist.all_reduce(t)
+        return t + 1
+    out["compiled_all_reduce"] = doubled_then_summed(torch.tensor([1.0 + rank])).tolist()
+out["graph_breaks"] = sum("Graph break" in str(w.message) for w in caught)
 
 # fully_shard on one mesh over both processes: each parameter's rows split between them
 from torch.distributed.fsdp import fully_shard  # noqa: E402

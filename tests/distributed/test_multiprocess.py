@@ -53,6 +53,13 @@ def test_send_recv_between_the_processes(ranks):
         assert res["p2p_errors"] == ["ValueError", "NotImplementedError"]  # self, any source
 
 
+def test_collectives_and_ddp_inside_compile_break_the_graph_and_run_eagerly(ranks):
+    for res in ranks:
+        assert res["compiled_all_reduce"] == [2.0 * 1 + 2.0 * 2 + 1]
+        assert res["graph_breaks"] >= 2
+        assert res["ddp_compiled"] == res["ddp"]
+
+
 @pytest.mark.parametrize("scheme", ["ddp", "ddp_replicas"])
 def test_ddp_across_processes_matches_one_process_with_the_global_batch(ranks, scheme):
     """The default (one mesh over both processes: its parameters are arrays on both

@@ -19,6 +19,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .._autograd import grad_mode
 from .._tensor import Tensor
+from .._untraceable import Untraceable
 from ._process_group import MeshGroup, _group
 
 __all__ = ["ReduceOp", "all_reduce", "all_gather", "all_gather_into_tensor",
@@ -106,9 +107,13 @@ def _run(kind, op, tensor: Tensor, g):
         rows = jnp.asarray(arr)[None]
         return _reduce_fn(op)(rows) if kind == "reduce" else rows
     if isinstance(arr, jax.core.Tracer):
-        raise NotImplementedError(
-            "torch.distributed collectives across processes inside torchjax.compile are not "
-            "supported by torchjax yet: call them outside the compiled step")
+        # a compiled step is one program per process over its own arrays; JAX runs a
+        # collective between processes only in a program whose arrays span them. Untraceable
+        # is the compiler's graph break: torchjax.compile runs the step eagerly (and says so)
+        raise Untraceable(
+            "torch.distributed collectives across processes cannot be traced into a compiled "
+            "step (JAX moves data between processes only in a program whose arrays span "
+            "them); the step runs eagerly")
     mesh = g.mesh()
     mine = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
     arr = jnp.asarray(tensor._data)

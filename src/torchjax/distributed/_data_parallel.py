@@ -17,6 +17,7 @@ import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
 from .._tensor import Tensor
+from .._untraceable import Untraceable
 from ..nn.modules.module import Module
 from ._global_batch import replicated, spans_processes, to_global, to_local
 from ._reshard import reshard, reshard_
@@ -74,10 +75,11 @@ def shard_batch(obj, mesh, dim: int, what: str):
         sharding = batch_sharding(mesh, obj.ndim, dim)
         if spans_processes(sharding):
             if isinstance(obj._data, jax.core.Tracer):
-                raise NotImplementedError(
-                    f"{what} on a mesh that spans processes inside torchjax.compile is not "
-                    "supported by torchjax yet (each process's batch must become its rows of "
-                    "the global batch before the program runs); run the step eagerly")
+                # the compiler's graph break (see _collectives._run): the step runs eagerly
+                raise Untraceable(
+                    f"{what} on a mesh that spans processes cannot be traced into a compiled "
+                    "step (each process's batch must become its rows of the global batch "
+                    "before the program runs); the step runs eagerly")
             # each process holds only its own batch: it becomes its rows of the global one
             return to_global(obj, sharding, dim, what)
         return reshard(obj, sharding)
