@@ -50,6 +50,7 @@ _CASTS = frozenset({"_to_dtype"})  # ops whose int32 result is int32 because it 
 class _State:
     on = False  # some platform narrows longs or refuses doubles: the hooks have work to do
     policy: dict = {}
+    settled = False  # `on` was checked against the platforms this process has
 
 
 STATE = _State()
@@ -66,8 +67,28 @@ def _defaults() -> dict:
 
 
 def _refresh() -> None:
+    # which platforms this process has is known only once JAX's backend starts (importing
+    # torchjax must not start it): until the first hook call, assume any of them may be here
     STATE.on = any(p != ("int64", "keep") for p in STATE.policy.values())
+    STATE.settled = False
     (_result_hooks.install if STATE.on else _result_hooks.uninstall)(after_op)
+
+
+def _settle() -> None:
+    """Turn the hooks off when no platform of this process has a policy (a CPU-only or GPU
+    machine with the defaults: only TPUs narrow): ops then pay nothing."""
+    STATE.settled = True
+    here = set()
+    for name, policy in STATE.policy.items():
+        if policy != ("int64", "keep"):
+            try:
+                if jax.devices(name):
+                    here.add(name)
+            except RuntimeError:  # no such backend here
+                pass
+    if not here:
+        STATE.on = False
+        _result_hooks.uninstall(after_op)
 
 
 def set_dtype_policy(platform: str, *, long: str | None = None,
@@ -132,6 +153,8 @@ def reported(t, d):
 
 def on_create(t):
     """A factory's new tensor, narrowed or refused as its device's policy says."""
+    if not STATE.settled:
+        _settle()
     arr = t._data
     dt = np.dtype(arr.dtype)
     if dt == _INT64:
@@ -164,6 +187,8 @@ def _tensors(obj, out: list) -> list:
 
 def after_op(name: str, dyn: tuple, result):
     """An op's result(s), with the policy applied (dispatch's hook)."""
+    if not STATE.settled:
+        _settle()
     outs = _tensors(result, [])
     ins = _tensors(dyn, [])
     # PyTorch's promotion: a 0-d tensor decides only when no dimensioned tensor takes part

@@ -25,7 +25,7 @@ from jax.sharding import NamedSharding
 
 from ... import _result_hooks
 from ..._tensor import Tensor
-from ...nn.parameter import Parameter
+from ._dtensor import DTensor
 from ._placements import Partial, Replicate, Shard, placements_of
 
 # reductions whose result over a sharded dim PyTorch leaves Partial (its linear reductions)
@@ -95,13 +95,24 @@ def _stays_partial(name: str, here: list, others: list) -> bool:
     return sum(isinstance(q, Partial) for q in here) == 1
 
 
+def _has_dtensor(dyn) -> bool:
+    # every op pays this once the hook is installed: class identity, no recursion for the
+    # usual flat arguments (a DParameter's class is not DTensor, so parameters never count)
+    for a in dyn:
+        c = a.__class__
+        if c is DTensor:
+            return True
+        if (c is list or c is tuple) and any(b.__class__ is DTensor for b in a):
+            return True
+    return False
+
+
 def after_op(name: str, dyn: tuple, result):
     """The result hook: an op with a DTensor input gives DTensors, as PyTorch's does."""
-    from ._dtensor import DTensor
-    ins = _flat(dyn, [])
-    dts = [t for t in ins if isinstance(t, DTensor) and not isinstance(t, Parameter)]
-    if not dts:
+    if not _has_dtensor(dyn):
         return result
+    ins = _flat(dyn, [])
+    dts = [t for t in ins if t.__class__ is DTensor]
     others = [t for t in ins if not isinstance(t, DTensor)]
     mixed = [t for t in others if t.ndim > 0]
     if mixed:
