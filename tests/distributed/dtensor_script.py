@@ -113,7 +113,8 @@ def ops_run_sharded_and_autograd_flows():
     a = torch.randn(16, 8, requires_grad=True)
     d = distribute_tensor(a, mesh, [Shard(0)])
     (d.redistribute(placements=[Shard(1)]).full_tensor() * 3).sum().backward()
-    assert torch.equal(d.grad, torch.full((16, 8), 3.0))
+    assert isinstance(d.grad, DTensor) and d.grad.placements == (Shard(0),)  # as PyTorch's
+    assert torch.equal(d.grad.full_tensor(), torch.full((16, 8), 3.0))
     loc = torch.ones(2, 4, requires_grad=True)
     DTensor.from_local(loc, mesh, [Shard(0)]).sum().backward()
     assert torch.equal(loc.grad, torch.full((2, 4), 8.0))
@@ -218,7 +219,7 @@ def ops_give_dtensors_with_pytorchs_placements():
     y = (a * 2).sum()
     assert isinstance(y, DTensor) and y.placements == (Partial("sum"),)
     y.backward()
-    assert torch.equal(a.grad, torch.full((16, 4), 2.0))
+    assert torch.equal(a.grad.full_tensor(), torch.full((16, 4), 2.0))
     try:
         a + torch.ones(16, 4)
     except RuntimeError as e:

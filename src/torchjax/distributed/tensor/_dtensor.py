@@ -137,7 +137,18 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
         placed = reshard(tensor.detach(), sharding)
     d = _as_dtensor(placed, mesh, placements)
     d._requires_grad = tensor._requires_grad
+    d.register_post_accumulate_grad_hook(_grad_as_dtensor)
     return d
+
+
+def _grad_as_dtensor(d) -> None:
+    """A DTensor leaf's .grad is a DTensor laid out as the leaf, as PyTorch's."""
+    g = d._grad
+    if g is not None and type(g) is not DTensor:
+        from .._reshard import place_array
+        g._data = place_array(g._data, sharding_of(d._mesh, d._placements, tuple(d.shape)))
+        g.__class__ = DTensor
+        g._mesh, g._placements = d._mesh, d._placements
 
 
 def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_fn=None,
