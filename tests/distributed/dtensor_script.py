@@ -154,6 +154,8 @@ def uneven_shards_follow_torch_chunk():
     assert torch.equal(d.to_local(), torch.tensor(pt.chunk(pt.arange(30.0).reshape(10, 3),
                                                            8)[0].numpy()))
     assert torch.equal((d * 2).sum(0).full_tensor(), (x * 2).sum(0))
+    # held whole, so ops read Replicate (documented); never a Partial for a dim not reduced
+    assert (d * 2).sum(1).placements == (Replicate(),)
     # a 2-d mesh: dp (2) splits dim 0 of 6, tp (4) does not split the remaining 3
     m2 = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
     y = torch.arange(12.0).reshape(6, 2)

@@ -60,9 +60,13 @@ def _output_placements(name: str, mesh, dts: list, others: list, out: Tensor) ->
             else (Replicate(),) * mesh.ndim)
     result = []
     for m, p in enumerate(base):
-        here = [d._placements[m] for d in dts if d._mesh.jax_mesh == mesh.jax_mesh]
+        same = [d for d in dts if d._mesh.jax_mesh == mesh.jax_mesh]
+        here = [d._placements[m] for d in same]
         if isinstance(p, Replicate):
-            sharded = any(isinstance(q, Shard) for q in here)
+            # XLA's replicated result means "reduced" only where the input's array really was
+            # split (an uneven Shard is held whole: _placements._uneven)
+            sharded = any(isinstance(d._placements[m], Shard) and _split(d, mesh._dims[m])
+                          for d in same)
             partial = [q for q in here if isinstance(q, Partial)]
             if sharded and name in _REDUCE:
                 p = Partial(_REDUCE[name])
@@ -81,7 +85,15 @@ def _contracted_shards(name: str, dts: list, m: int) -> bool:
         return False
     a, b = dts[0], dts[1]
     right = b.ndim - 1 if name == "linear" else max(b.ndim - 2, 0)
-    return a._placements[m] == Shard(a.ndim - 1) and b._placements[m] == Shard(right)
+    axis = a._mesh._dims[m]
+    return (a._placements[m] == Shard(a.ndim - 1) and b._placements[m] == Shard(right)
+            and _split(a, axis) and _split(b, axis))
+
+
+def _split(d, axis: str) -> bool:
+    """Whether d's array is split over mesh axis `axis`."""
+    spec = getattr(d._data.sharding, "spec", ())
+    return any(axis == e or (isinstance(e, tuple) and axis in e) for e in spec)
 
 
 def _stays_partial(name: str, here: list, others: list) -> bool:
