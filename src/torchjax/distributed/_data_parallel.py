@@ -19,7 +19,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from .._tensor import Tensor
 from .._untraceable import Untraceable
 from ..nn.modules.module import Module
-from ._global_batch import replicated, spans_processes, to_global, to_local
+from ._global_batch import on_sharding, spans_processes, to_global, to_local
 from ._reshard import reshard, reshard_
 
 
@@ -38,9 +38,9 @@ def replicate_module(module: Module, jax_mesh) -> None:
         if getattr(t, "_sharding", None) is None:
             if across:  # each process made its own: rank 0's values, as PyTorch's DDP
                 _broadcast_from_rank0(t)
-                t._data = replicated(t._data, rep)  # a device_put would be a cross-host copy
+                t._data = on_sharding(t._data, rep)  # a device_put would be a cross-host copy
                 if t._grad is not None:
-                    t._grad._data = replicated(t._grad._data, rep)
+                    t._grad._data = on_sharding(t._grad._data, rep)
             else:
                 reshard_(t, rep)
 

@@ -37,11 +37,6 @@ def local_devices(mesh) -> int:
     return sum(d.process_index == jax.process_index() for d in mesh.devices.flat)
 
 
-def replicated(arr, sharding):
-    """arr (the same value on every process) as one array replicated on `sharding`."""
-    return jax.make_array_from_process_local_data(sharding, np.asarray(arr))
-
-
 def on_sharding(arr, sharding):
     """arr (the same whole value on every process) as one array on `sharding`, each process
     placing only its own pieces (a device_put would be a cross-host copy)."""
