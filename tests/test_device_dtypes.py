@@ -101,3 +101,12 @@ def test_training_with_long_labels(long32):
     (lw, ww), (lg, wg) = run(torch), run(torchjax)
     np.testing.assert_allclose(lg, lw, rtol=1e-5)
     np.testing.assert_allclose(wg, ww, rtol=1e-5, atol=1e-6)
+
+
+def test_pytorch_xla_variable_sets_the_accelerators_defaults(monkeypatch):
+    monkeypatch.setenv("XLA_USE_32BIT_LONG", "1")
+    got = _device_dtypes._defaults()
+    assert got["gpu"] == ("int32", "keep") and got["tpu"] == ("int32", "error")
+    assert got["cpu"] == ("int64", "keep")
+    monkeypatch.setenv("XLA_USE_32BIT_LONG", "0")  # opting out on TPUs
+    assert _device_dtypes._defaults()["tpu"] == ("int64", "error")
