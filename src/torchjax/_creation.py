@@ -11,7 +11,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _layout, _memory_format, _meta, _one_off, _random, _strides
+from . import (
+    _device,
+    _device_dtypes,
+    _dtypes,
+    _layout,
+    _memory_format,
+    _meta,
+    _one_off,
+    _random,
+    _strides,
+)
 from ._tensor import Tensor
 from ._x64 import scope_functions, scoped
 
@@ -104,6 +114,8 @@ def _finish(arr, device, requires_grad) -> Tensor:
                 or arr.devices() != {dev}):
             arr = jax.device_put(arr, dev)
     t = Tensor._wrap(arr)
+    if _device_dtypes.STATE.on:  # int64 / float64 on an accelerator that stores them otherwise
+        t = _device_dtypes.on_create(t)
     if requires_grad:
         if not jnp.issubdtype(arr.dtype, jnp.inexact):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "

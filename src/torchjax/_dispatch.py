@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _autocast, _dtypes, _meta, _saves, _strides
+from . import _autocast, _device_dtypes, _dtypes, _meta, _result_hooks, _saves, _strides
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -36,6 +36,8 @@ from ._x64 import allow as _allow
 
 _STATE = grad_mode.STATE
 _AUTOCAST = _autocast.STATE
+_DEVICE_DTYPES = _device_dtypes.STATE
+_RESULT_HOOKS = _result_hooks.STATE
 try:  # the class of a concrete jax array, named without making one: importing torchjax must
     # not start the XLA backend (DataLoader's forkserver imports torchjax before forking)
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -348,10 +350,15 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             # backward through it has no values to run on
             out = _meta.evaluate(_make_pure(prep, stat, cd, None), arrays)
         if rg and _STATE.grad_enabled and prep.op.differentiable:
-            return _record(prep, dyn, arrays, stat, cd, out)
-        if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
-            out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
-        return _wrap_outputs(prep, dyn, stat, out, None)
+            res = _record(prep, dyn, arrays, stat, cd, out)
+        else:
+            if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
+                out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
+            res = _wrap_outputs(prep, dyn, stat, out, None)
+        if _RESULT_HOOKS.hooks:  # _device_dtypes' policy, DTensor's placements
+            for hook in _RESULT_HOOKS.hooks:
+                res = hook(prep.op.name, dyn, res)
+        return res
     finally:
         if x64 is not _KEPT:
             _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
@@ -615,6 +622,8 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
             raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
                                f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
         out_cast = sd  # the result takes self's dtype (a no-op cast when it already has it)
+        if _DEVICE_DTYPES.on:  # a long stored as int32 stays int32 (_device_dtypes.py)
+            out_cast = _device_dtypes.storage_dtype(self, sd)
         try:
             out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
         except (TypeError, ValueError, IndexError) as e:

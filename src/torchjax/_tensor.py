@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _memory_format, _meta, _strides
+from . import _device, _device_dtypes, _dtypes, _memory_format, _meta, _strides
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
 from ._tensor_convert import _Conversions
@@ -161,7 +161,10 @@ class Tensor(_Conversions):
 
     @property
     def dtype(self) -> _dtypes.dtype:
-        return _dtypes.from_jax(self._data.dtype)
+        d = _dtypes.from_jax(self._data.dtype)
+        if d is _dtypes.int32 and _DEVICE_DTYPES.on:  # a long stored as int32 (_device_dtypes)
+            return _device_dtypes.reported(self, d)
+        return d
 
     @property
     def device(self) -> _device.device:
@@ -489,12 +492,15 @@ class Tensor(_Conversions):
         if _meta.is_meta(self._data):
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        return np.asarray(self._data)
+        a = np.asarray(self._data)
+        return a if not _DEVICE_DTYPES.on else _device_dtypes.to_host(self, a)
 
     def __array__(self, dtype=None, copy=None):
         if _meta.is_meta(self._data):
             raise _meta.no_data_error()
         a = np.asarray(self._data)
+        if _DEVICE_DTYPES.on:
+            a = _device_dtypes.to_host(self, a)
         return a.astype(dtype) if dtype is not None else a
 
     def __dlpack__(self, *args, **kwargs):
@@ -648,6 +654,7 @@ jax.tree_util.register_pytree_node(
 
 _ = grad_mode, accumulator_of  # re-exported for the dispatcher
 _INFERENCE = grad_mode.STATE
+_DEVICE_DTYPES = _device_dtypes.STATE
 
 
 def _autograd_backward(*args, **kwargs):
