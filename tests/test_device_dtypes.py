@@ -113,3 +113,18 @@ def test_pytorch_xla_variable_sets_the_accelerators_defaults(monkeypatch):
     assert got["cpu"] == ("int64", "keep")
     monkeypatch.setenv("XLA_USE_32BIT_LONG", "0")  # opting out on TPUs
     assert _device_dtypes._defaults()["tpu"] == ("int64", "error")
+
+
+def test_compiled_results_keep_the_long_tag(long32):
+    j = torchjax.tensor([2, 0, 1])
+
+    @torchjax.compile
+    def f(j):
+        return j + 1, (j * 2).float()
+
+    for _ in range(2):  # the trace, then the program
+        a, b = f(j)
+        assert a.dtype == torchjax.int64 and a._data.dtype == np.int32
+        assert b.dtype == torchjax.float32
+        np.testing.assert_array_equal(a.numpy(), [3, 1, 2])
+        assert a.numpy().dtype == np.int64

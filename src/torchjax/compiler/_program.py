@@ -192,6 +192,8 @@ class Program:
         else:
             raw = self.jitted(*consts, *arrays)
             outs = [Tensor._wrap(o) for o in raw[:n]]
+            for i in self.traced.out_long32:  # the dtype policy's int64-as-int32 tag
+                outs[i].__dict__["_long32"] = True
             raw = raw[n:]
             if self.spent is not None and STATE.grad_enabled:
                 _mark_spent(outs, self.spent, self._spent_node)

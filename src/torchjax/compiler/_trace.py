@@ -216,7 +216,7 @@ class Traced:
 
     __slots__ = ("jaxpr", "const_slots", "n_known", "array_of", "writes", "out_spec",
                  "out_template", "out_requires_grad", "out_reach", "backward_ran", "draws",
-                 "scheduler_steps", "n_outputs", "input_positions")
+                 "scheduler_steps", "n_outputs", "input_positions", "out_long32")
 
     @property
     def differentiable_outputs(self) -> bool:
@@ -346,9 +346,11 @@ def trace(fn, args, kwargs, known, src) -> Traced:
                              f"made by {type(outside[0]).__name__} outside it; pass a tensor "
                              "without history (detach it, or compute it inside the function)")
         leaves, spec = tree_flatten(out)
-        outs, template, out_rg, reach = [], [], [], []
+        outs, template, out_rg, reach, long32 = [], [], [], [], []
         for x in leaves:
             if isinstance(x, Tensor):
+                if x.__dict__.get("_long32", False):  # _device_dtypes: an int64 held as int32
+                    long32.append(len(outs))
                 outs.append(x._data)
                 out_rg.append(x._requires_grad)
                 reach.append(_reach(x))
@@ -360,7 +362,7 @@ def trace(fn, args, kwargs, known, src) -> Traced:
         for gen, st in rng.items():
             st.append(gen._offset)  # draws made = offset now - offset at the first draw
         result.update(spec=spec, template=template, out_rg=out_rg, reach=reach, writes=writes,
-                      n_outputs=len(outs))
+                      n_outputs=len(outs), long32=tuple(long32))
         return outs, values
 
     prev = (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
@@ -391,6 +393,7 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     tr.out_spec = result["spec"]
     tr.out_template = result["template"]
     tr.out_requires_grad = result["out_rg"]
+    tr.out_long32 = result["long32"]
     # the tape, not JAX's derivative, says which inputs a compiled forward's outputs reach
     # (sign(x) has a zero derivative, but eager's output requires grad and x gets zeros):
     # per output, the indices of the known tensors (a later call passes other objects) and
