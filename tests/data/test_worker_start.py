@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 import torchjax
@@ -78,14 +79,46 @@ def test_tutorial_program_forks_like_pytorch(tmp_path):
 
 
 class Computes(Dataset):
+    """torchjax ops in __getitem__: a forked worker evaluates them with NumPy (_host_eval)."""
+
     def __init__(self):
-        self.x = torchjax.arange(4.)
+        self.x = torchjax.arange(24.).reshape(4, 6)
+        self.img = np.arange(48, dtype=np.uint8).reshape(4, 3, 4)
+        self.labels = torchjax.tensor([3, 1, 0, 2])
 
     def __len__(self):
         return 4
 
     def __getitem__(self, i):
-        return self.x[i] * 2
+        torch = torchjax
+        g = torch.Generator().manual_seed(i)
+        x = self.x[i]
+        img = torch.from_numpy(self.img[i]).float() / 255.
+        img = (img - img.mean()) / (img.std() + 1e-6)
+        return {
+            "x": x, "fancy": self.x[torch.tensor([i, 0])][:, 1:5:2], "mask": x[x >= x[2]],
+            "img": img.permute(1, 0).flip(0).unsqueeze(0),
+            "cat": torch.cat([x, -x]).clamp(-5, 5).view(3, 4),
+            "one_hot": torch.nn.functional.one_hot(self.labels[i], 4),
+            "stats": torch.stack([x.sum(), x.max(), x.min(), x.argmax().float()]),
+            "math": torch.exp(-x / 10).sqrt() + torch.tanh(x) * torch.sigmoid(x),
+            "int": torch.stack([torch.tensor(-i * 7) // 3, torch.tensor(-7) % 3]),
+            "rand": torch.rand(3, generator=g), "randn": torch.randn(2, generator=g),
+            "randint": torch.randint(0, 10, (3,), generator=g),
+            "perm": torch.randperm(5, generator=g), "mm": x.view(2, 3) @ x.view(3, 2),
+            "sort": torch.sort(torch.tensor([3., 1, 2]) * (i - 1.5)).values,
+            "pad": torch.nn.functional.pad(x.view(1, 2, 3), (1, 2)), "cumsum": x.cumsum(0),
+            "list": torch.tensor([[i, 2.5], [1, 0]]),
+            "where": torch.where(x > 3, x, torch.full_like(x, -1.)),
+        }
+
+
+class Unsupported(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return torchjax.fft.fft(torchjax.ones(4))
 
 
 class Dies(Dataset):
@@ -96,10 +129,22 @@ class Dies(Dataset):
         os._exit(3)
 
 
-def test_forked_worker_refuses_xla_and_deaths_are_reported_at_once():
+def test_forked_workers_compute_with_numpy():
+    main = list(DataLoader(Computes(), batch_size=2))
+    forked = list(DataLoader(Computes(), batch_size=2, num_workers=2))
+    for m, f in zip(main, forked):
+        assert m.keys() == f.keys()
+        for k in m:
+            assert m[k].dtype == f[k].dtype and m[k].shape == f[k].shape, k
+            # exact but for float32 sums (mean, std), which XLA and NumPy order differently
+            np.testing.assert_allclose(f[k].numpy(), m[k].numpy(), rtol=1e-5, err_msg=k)
     with pytest.raises(RuntimeError, match=r"(?s)Caught ForkedWorkerError in DataLoader worker "
-                                           r"process 0\..*multiprocessing_context='forkserver'"):
-        list(DataLoader(Computes(), batch_size=2, num_workers=1))
+                                           r"process 0\..*primitive 'fft' has no NumPy "
+                                           r"evaluation.*multiprocessing_context='forkserver'"):
+        list(DataLoader(Unsupported(), num_workers=1))
+
+
+def test_a_dead_worker_is_reported_at_once():
     start = time.perf_counter()
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited "
                                            r"unexpectedly"):

@@ -38,9 +38,10 @@ _forkserver_preloaded = False
 
 
 def _fork_guard_available() -> bool:
-    """The guard patches one private JAX function; a JAX without it gets forkserver."""
-    from jax._src import compiler
-    return hasattr(compiler, "compile_or_get_cached")
+    """The guard replaces two private JAX functions; a JAX without them gets forkserver."""
+    from jax._src import compiler, pjit
+    return (hasattr(compiler, "compile_or_get_cached")
+            and hasattr(pjit, "_pjit_call_impl_python"))
 
 
 def default_context():
@@ -84,30 +85,35 @@ class ForkedWorkerError(RuntimeError):
     """JAX work asked of a DataLoader worker started with fork."""
 
 
-_FORK_MESSAGE = (
-    "torchjax cannot run tensor operations in a DataLoader worker started with fork: JAX's "
-    "runtime does not survive fork(), so the worker would hang. Return NumPy arrays, Python "
-    "numbers or TensorDataset samples from the dataset (default_collate makes the tensors "
-    "in the main process), or pass multiprocessing_context='forkserver' (its workers can "
-    "compute; they pickle the dataset and import the main module again, so define the "
-    "dataset in an importable module and guard the script with "
-    "`if __name__ == \"__main__\":`).")
+def fork_message(what: str) -> str:
+    return (
+        f"{what} in a DataLoader worker started with fork: JAX's runtime does not survive "
+        "fork(), so a forked worker computes with NumPy, which cannot do this. Return NumPy "
+        "arrays or Python numbers from the dataset (default_collate makes the tensors in the "
+        "main process), or pass multiprocessing_context='forkserver' (its workers run XLA; "
+        "they pickle the dataset and import the main module again, so define the dataset "
+        "in an importable module and guard the script with `if __name__ == \"__main__\":`).")
 
 
 def _refuse(*args, **kwargs):
-    raise ForkedWorkerError(_FORK_MESSAGE)
+    raise ForkedWorkerError(fork_message("torchjax cannot compile an XLA program"))
 
 
 def guard_forked_worker() -> None:
-    """Make every XLA program the worker would run a ForkedWorkerError instead of a hang.
+    """Compute with NumPy instead of XLA in this (forked) worker; never hang.
 
     Programs the parent compiled are found through caches keyed by JAX's trace context;
-    a new user context makes every one of those lookups miss, so every call goes to the
-    compiler, which raises here. Reading arrays' values, device_put and freeing arrays
-    need no program and keep working."""
+    a new user context makes every one of those lookups miss, so every jitted call and
+    every eager primitive reaches JAX's Python call of a jitted function, which here
+    evaluates the traced jaxpr with NumPy (_host_eval). Should anything still reach the
+    compiler, it raises. Reading arrays' values, device_put and freeing arrays need no
+    program and keep working."""
     import jax
-    from jax._src import compiler
+    from jax._src import compiler, pjit
+
+    from . import _host_eval
     jax.make_user_context("torchjax: forked DataLoader worker")
+    pjit._pjit_call_impl_python = _host_eval.run_jitted
     compiler.compile_or_get_cached = _refuse
 
 

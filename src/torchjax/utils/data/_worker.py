@@ -85,7 +85,13 @@ class _WorkerError:
         except Exception:
             # an exception class that cannot be built from one message
             raise RuntimeError(msg) from None
-        raise exc
+        try:
+            raise exc
+        finally:
+            # a local naming the exception would keep its traceback's frames (and the
+            # loader's iterator in them) in a cycle: the iterator's shutdown would then wait
+            # for the garbage collector, which may close its queues first
+            del exc
 
 
 def _encode(data, where: str) -> bytes:

@@ -354,6 +354,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues = []
         self._workers = []
         self._shutdown = False
+        self._owner_pid = os.getpid()  # a forked worker inherits this iterator: not its own
         try:
             for i in range(self._num_workers):
                 index_queue = ctx.Queue()
@@ -508,7 +509,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_status[worker_id] = False
 
     def _shutdown_workers(self) -> None:
-        if _python_exiting or self._shutdown:
+        if _python_exiting or self._shutdown or os.getpid() != self._owner_pid:
             return
         self._shutdown = True
         try:
