@@ -1,5 +1,5 @@
-"""DataLoader with worker processes. Kept few: every loader starts real processes (the first
-one also starts the fork server, which imports torchjax)."""
+"""DataLoader with worker processes. Kept few: every loader starts real processes (forked by
+default; the forkserver one also starts the fork server, which imports torchjax)."""
 
 from __future__ import annotations
 

@@ -1,26 +1,24 @@
-"""How DataLoader workers start: the default start method, the guard a forked worker runs
-under, and the checks that turn a worker that could not start into an error that says why.
+"""How DataLoader workers start: the default start method, what a forked worker runs under,
+and the checks that turn a worker that could not start into an error that says why.
 
 On Linux workers are forked, as PyTorch's are: they inherit the dataset, the collate
 function and the main module as they are, so unguarded scripts, classes defined in a
 notebook or on standard input, lambdas, closures, open files and generators all work.
 
-JAX's runtime does not survive fork. Measured with jax 0.10.2 in a child forked from a
-process that had run XLA programs: reading an existing CPU array's values works
-(np.asarray), and so do jax.device_put and freeing arrays; running any program hangs
-(cached programs wait for thread pools the child does not have), compiling a new one hangs
-(the compile is handed to a thread that is gone), and dropping JAX's backends and caches
-to start afresh aborts inside absl's Mutex. So a forked worker never runs an XLA program:
-default_collate batches with NumPy there and the main process makes the tensors
-(_collate's shipping mode), and a TensorDataset is gathered with NumPy (_fetch). Anything
-else that would compile or run a program in the worker raises ForkedWorkerError (see
-`guard_forked_worker`), which reaches the main process as "Caught ForkedWorkerError in
-DataLoader worker process i" and says what to do, instead of hanging.
+JAX's runtime does not survive fork (docs/design.md, "DataLoader workers", has the
+measurements): in a child forked from a process that ran XLA programs, any program hangs,
+and JAX cannot be reset there. Reading arrays' values, device_put, freeing arrays and
+tracing still work. So a forked worker runs no XLA program: default_collate and TensorDataset
+gathers use NumPy (_collate, _fetch), and `guard_forked_worker` makes every other JAX
+computation (a dataset indexing or transforming torchjax tensors) a NumPy evaluation of its
+jaxpr (_host_eval). What has no NumPy rule raises ForkedWorkerError, which reaches the main
+process as "Caught ForkedWorkerError in DataLoader worker process i" and says what to do,
+instead of hanging.
 
-`multiprocessing_context="forkserver"` or `"spawn"` starts workers that may compute with
-torchjax, at PyTorch's price: everything they need is pickled and the main module is
-imported again. Before starting them, `check_spawnable` finds the cases that would make
-a worker die in its bootstrap ("exited unexpectedly") and raises an error naming the fix.
+`multiprocessing_context="forkserver"` or `"spawn"` starts workers that run XLA, at
+PyTorch's price there: everything they need is pickled and the main module is imported
+again. Before starting them, `check_spawnable` finds what would make a worker die in its
+bootstrap ("exited unexpectedly") and raises an error naming the fix.
 """
 
 from __future__ import annotations
