@@ -61,7 +61,7 @@ for _name, _fn in {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum,
     "min": np.minimum, "pow": np.power, "atan2": np.arctan2, "nextafter": np.nextafter,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal, "and": np.bitwise_and, "or": np.bitwise_or,
+    "gt": np.greater, "ge": np.greater_equal, "lt_to": np.less, "le_to": np.less_equal, "and": np.bitwise_and, "or": np.bitwise_or,
     "xor": np.bitwise_xor, "shift_left": np.left_shift,
     "rem": np.fmod,  # the sign of the dividend, as lax
 }.items():
@@ -449,14 +449,51 @@ def _on_keys(name, invals, params):
 
 # -- evaluation --------------------------------------------------------------------------------
 
-_CALLS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
+# primitives that call a jaxpr once with their operands, and the parameter holding it
+_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr",
+          "core_call": "call_jaxpr", "remat": "jaxpr", "checkpoint": "jaxpr",
+          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+          "custom_vjp_call_jaxpr": "fun_jaxpr"}
 
 
-def _sub_jaxpr(params):
-    for key in _CALLS:
-        if key in params:
-            return params[key]
-    return None
+def _call(closed, args) -> list:
+    if hasattr(closed, "consts"):
+        return evaluate(closed.jaxpr, closed.consts, args)
+    return evaluate(closed, (), args)
+
+
+def _cond(index, *operands, branches, **_):
+    return _call(branches[int(index)], operands)
+
+
+def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, **_):
+    cond_consts = list(args[:cond_nconsts])
+    body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
+    carry = list(args[cond_nconsts + body_nconsts:])
+    while bool(_call(cond_jaxpr, cond_consts + carry)[0]):
+        carry = _call(body_jaxpr, body_consts + carry)
+    return carry
+
+
+def _scan(*args, jaxpr, length, reverse, num_consts, num_carry, **_):
+    consts = list(args[:num_consts])
+    carry = list(args[num_consts:num_consts + num_carry])
+    xs = args[num_consts + num_carry:]
+    ys = []
+    for i in (reversed(range(length)) if reverse else range(length)):
+        out = _call(jaxpr, consts + carry + [x[i] for x in xs])
+        carry, y = out[:num_carry], out[num_carry:]
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    n_ys = len(jaxpr.out_avals) - num_carry
+    stacked = [np.stack([y[k] for y in ys]) if ys else
+               np.zeros((0, *jaxpr.out_avals[num_carry + k].shape),
+                        jaxpr.out_avals[num_carry + k].dtype) for k in range(n_ys)]
+    return carry + stacked
+
+
+_CONTROL = {"cond": _cond, "while": _while, "scan": _scan}
 
 
 def _is_plain(aval) -> bool:
@@ -497,11 +534,10 @@ def evaluate(jaxpr, consts, args) -> list:
     for eqn in jaxpr.eqns:
         invals = [read(v) for v in eqn.invars]
         name = eqn.primitive.name
-        sub = _sub_jaxpr(eqn.params)
-        if sub is not None:
-            closed = sub if hasattr(sub, "consts") else None
-            outs = evaluate(closed.jaxpr if closed else sub, closed.consts if closed else (),
-                            invals)
+        if name in _CALLS:
+            outs = _call(eqn.params[_CALLS[name]], invals)
+        elif name in _CONTROL:
+            outs = _CONTROL[name](*invals, **eqn.params)
         elif (keyed := _on_keys(name, invals, eqn.params)) is not None:
             outs = keyed
         elif name in _RULES:
