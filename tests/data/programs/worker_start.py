@@ -84,7 +84,8 @@ print("init", [show(b) for b in DataLoader(Squares(), batch_size=4, num_workers=
 print("file", [show(b) for b in DataLoader(Records(records), batch_size=2, num_workers=2)])
 print("generator", [show(b) for b in DataLoader(Counting(), batch_size=2, num_workers=2)])
 tensors = TensorDataset(torch.arange(10.).reshape(5, 2), torch.arange(5))
-print("tensors", [show(b) for b in DataLoader(tensors, batch_size=2, num_workers=2)])
+print("tensors", [show(b) for b in DataLoader(tensors, batch_size=2, num_workers=2,
+                                               pin_memory=True)])
 persistent = DataLoader(Squares(), batch_size=4, num_workers=2, persistent_workers=True,
                         prefetch_factor=3)
 print("persistent", [[show(b) for b in persistent] for _ in range(2)])

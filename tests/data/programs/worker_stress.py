@@ -22,17 +22,30 @@ class Arrays(Dataset):
         return self.x[i], self.y[i]
 
 
+class Computed(Dataset):
+    """torchjax ops per sample: the forked workers evaluate them with NumPy."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i] * 2 - self.x[i], self.y[i]
+
+
 torch.manual_seed(0)
 x = torch.randn(32, 4)
 y = x.sum(1, keepdim=True)
 model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-datasets = [TensorDataset(x, y), Arrays(x, y)]
+datasets = [TensorDataset(x, y), Arrays(x, y), Computed(x, y)]
 epochs = int(sys.argv[1])
 start = time.perf_counter()
 losses = []
 for epoch in range(epochs):
-    loader = DataLoader(datasets[epoch % 2], batch_size=16, shuffle=True, num_workers=2,
+    loader = DataLoader(datasets[epoch % 3], batch_size=16, shuffle=True, num_workers=2,
                         timeout=30)
     for xb, yb in loader:
         opt.zero_grad()

@@ -127,7 +127,7 @@ def _erf_inv(x, **_):
     for _ in range(3):
         step = (erf(y) - x64) / (2 / np.sqrt(np.pi) * np.exp(-y * y))
         y = np.where(np.isfinite(step), y - step, y)
-    return np.where(np.abs(x64) == 1, np.sign(x64) * np.inf, y)
+    return np.where(np.abs(x64) == 1, np.copysign(np.inf, x64), y)
 
 
 @rule("convert_element_type")
@@ -541,8 +541,7 @@ def evaluate(jaxpr, consts, args) -> list:
         elif (keyed := _on_keys(name, invals, eqn.params)) is not None:
             outs = keyed
         elif name in _RULES:
-            with np.errstate(all="ignore"):
-                outs = _RULES[name](*invals, **eqn.params)
+            outs = _RULES[name](*invals, **eqn.params)
         elif name not in _IN_IMPL and (impl := _python_impl(eqn.primitive)) is not None:
             _IN_IMPL.add(name)  # an impl that is a compiled program comes back here
             try:
@@ -567,7 +566,8 @@ def run_jitted(*args, jaxpr, **params):
 
     from ._start import ForkedWorkerError, fork_message
     try:
-        outs = evaluate(jaxpr.jaxpr, jaxpr.consts, args)
+        with np.errstate(all="ignore"):  # lax computes inf and NaN silently
+            outs = evaluate(jaxpr.jaxpr, jaxpr.consts, args)
     except NoRule as e:
         raise ForkedWorkerError(fork_message(f"{e} has no NumPy evaluation")) from None
     outs = [jax.device_put(np.asarray(o, order="C")) if isinstance(o, np.ndarray) else o
