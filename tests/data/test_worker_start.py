@@ -22,6 +22,7 @@ from torchjax.utils.data import DataLoader, Dataset
 
 PROGRAM = pathlib.Path(__file__).parent / "programs" / "worker_start.py"
 SRC = str(pathlib.Path(torchjax.__file__).parents[1])
+PIN_MEMORY = "'pin_memory' argument is set as true but no accelerator is found"
 
 
 def start(source: str, as_file: bool, tmp_path) -> subprocess.Popen:
@@ -53,7 +54,7 @@ def torch_output() -> str:
     """The program run by PyTorch, in this process (torch is imported by the suite anyway;
     its workers fork from here as they would from the script)."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), pytest.warns(UserWarning, match=PIN_MEMORY):
         runpy.run_path(str(PROGRAM), run_name="__main__")
     return out.getvalue()
 
@@ -69,6 +70,7 @@ def test_tutorial_program_forks_like_pytorch(tmp_path):
     assert expected.count("\n") == 7
     out, err = finish(as_file)
     assert out == expected
+    assert PIN_MEMORY in err
     # forkserver would run the unguarded script again in every worker: said before starting
     assert "forkserver: DataLoader workers started with 'forkserver' run the main script" in \
         err and "multiprocessing_context='fork'" in err
