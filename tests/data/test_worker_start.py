@@ -13,6 +13,7 @@ import runpy
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -55,6 +56,9 @@ def torch_output() -> str:
     its workers fork from here as they would from the script)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), pytest.warns(UserWarning, match=PIN_MEMORY):
+        # JAX's warning about forking this process, which has run JAX: torch's workers
+        # do not use it
+        warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called")
         runpy.run_path(str(PROGRAM), run_name="__main__")
     return out.getvalue()
 
