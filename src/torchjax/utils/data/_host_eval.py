@@ -61,8 +61,8 @@ for _name, _fn in {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum,
     "min": np.minimum, "pow": np.power, "atan2": np.arctan2, "nextafter": np.nextafter,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal, "lt_to": np.less, "le_to": np.less_equal, "and": np.bitwise_and, "or": np.bitwise_or,
-    "xor": np.bitwise_xor, "shift_left": np.left_shift,
+    "gt": np.greater, "ge": np.greater_equal, "lt_to": np.less, "le_to": np.less_equal,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
     "rem": np.fmod,  # the sign of the dividend, as lax
 }.items():
     _RULES[_name] = _binary(_fn)
@@ -85,6 +85,12 @@ def _shift_right_logical(x, y, **_):
     unsigned = x.view(np.dtype(f"u{x.dtype.itemsize}"))
     out = np.where(y >= bits, 0, unsigned >> np.minimum(y, bits - 1).astype(unsigned.dtype))
     return out.astype(unsigned.dtype).view(x.dtype)
+
+
+@rule("shift_left")
+def _shift_left(x, y, **_):
+    bits = x.dtype.itemsize * 8  # lax shifts everything out; NumPy's shift wraps the count
+    return np.where(y >= bits, 0, x << np.minimum(y, bits - 1).astype(x.dtype))
 
 
 @rule("shift_right_arithmetic")
