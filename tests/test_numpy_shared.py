@@ -257,3 +257,28 @@ def test_traced_reads_of_a_shared_tensor():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _numpy_shared._in_use(x.__dict__[_numpy_shared._KEY].host)
+
+
+def test_compiled_step_updates_a_parameter_over_an_array():
+    def f(lib, compiled):
+        a = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+        lin = lib.nn.Linear(4, 2, bias=False)
+        lin.weight = lib.nn.Parameter(lib.from_numpy(a))
+        opt = lib.optim.SGD(lin.parameters(), lr=0.1)
+        x = lib.ones(3, 4)
+
+        def step(x):
+            opt.zero_grad()
+            loss = lin(x).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        step = lib.compile(step) if compiled else step
+        obs = []
+        for i in range(3):
+            obs += [step(x).item(), a.copy()]
+            a[0, 0] = i  # seen by the next step
+        return obs
+    want, got = f(torch, False), f(torchjax, True)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
