@@ -45,6 +45,7 @@ from ._x64 import scope
 
 _SLOT = Tensor.__dict__["_data"]  # the slot: a shared tensor's last known array (metadata)
 _KEY = "_numpy_link"  # in a shared root's __dict__: its _Link
+_FROM = "_numpy_from"  # in a shared view's __dict__: the root snapshot its values came from
 _ALIGN = 64  # XLA's CPU buffers: device_put aliases an ndarray aligned so, else copies
 
 _SUPPORTED = frozenset(np.dtype(n) for n in (
@@ -63,13 +64,18 @@ class _Host:
 
 
 class _Link:
-    """A shared root's link to its host; `override` holds a tracer set while tracing."""
+    """A shared root's link to its host. `snap` is the JAX array last read or written and
+    `seen` an ndarray with its values, never written (the private buffer snap aliases, or a
+    read-only view of snap): while the host still holds those bytes, snap is current and a
+    read costs a comparison instead of a copy. `override` holds a tracer set while tracing."""
 
-    __slots__ = ("host", "override")
+    __slots__ = ("host", "override", "snap", "seen")
 
-    def __init__(self, host):
+    def __init__(self, host, snap=None, seen=None):
         self.host = host
         self.override = None
+        self.snap = snap
+        self.seen = seen
 
 
 # -- is anyone else holding the memory? ----------------------------------------------------
@@ -118,9 +124,21 @@ def _aligned(nbytes: int):
 _CPU_DEFAULT = None
 
 
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _same(a, b) -> bool:
+    """Whether two ndarrays of one shape and dtype hold the same bytes (-0.0 is not 0.0, a NaN
+    is itself): a read, cheaper than the copy and device_put it saves."""
+    if a.dtype.kind == "c":
+        return _same(a.real, b.real) and _same(a.imag, b.imag)
+    u = _UINT[a.dtype.itemsize]
+    return bool(np.array_equal(a.view(u), b.view(u)))
+
+
 def _upload(array):
-    """A JAX array holding a snapshot of `array`: one copy into a private aligned buffer,
-    which device_put then aliases (nothing else ever writes it)."""
+    """(a JAX array holding a snapshot of `array`, the private buffer it was copied into):
+    one copy into an aligned buffer, which device_put then aliases (nothing writes it)."""
     global _CPU_DEFAULT
     raw, off = _aligned(array.nbytes)
     buf = np.ndarray(array.shape, array.dtype, buffer=raw, offset=off)
@@ -129,8 +147,8 @@ def _upload(array):
         _CPU_DEFAULT = jax.default_backend() == "cpu"
     with scope():
         if _CPU_DEFAULT:
-            return jax.device_put(buf)  # uncommitted, like every other CPU tensor
-        return jax.device_put(buf, _device.jax_device("cpu"))
+            return jax.device_put(buf), buf  # uncommitted, like every other CPU tensor
+        return jax.device_put(buf, _device.jax_device("cpu")), buf
 
 
 def _on_one_cpu(arr) -> bool:
@@ -147,7 +165,10 @@ def _root_get(self):
     link = self.__dict__[_KEY]
     if link.override is not None:
         return link.override
-    arr = _upload(link.host.array)
+    arr = link.snap
+    if arr is None or arr.is_deleted() or not _same(link.host.array, link.seen):
+        arr, link.seen = _upload(link.host.array)
+        link.snap = arr
     if _in_use(link.host):
         _SLOT.__set__(self, arr)
     else:
@@ -170,21 +191,28 @@ def _root_set(self, new):
     if new.dtype != host.array.dtype or not _on_one_cpu(new):
         _release(self, new)  # another dtype, device or sharding: a storage of its own
         return
-    np.copyto(host.array, np.asarray(new))
+    seen = np.asarray(new)  # read-only, no copy (JAX then skips donating new: still correct)
+    np.copyto(host.array, seen)
+    link.snap, link.seen = new, seen
     _SLOT.__set__(self, new)
 
 
 def _view_get(self):
     data = self._base._data  # the root's snapshot (which may end the sharing)
+    d = self.__dict__
+    if d.get(_FROM) is data:  # read from this very snapshot already
+        return _SLOT.__get__(self)
     chain = self._view_chain
     arr = read_through(chain, data) if chain else data
     _SLOT.__set__(self, arr)
+    d[_FROM] = data
     return arr
 
 
 def _view_set(self, new):
     # a view's values come from its root: this is a refresh, or a tracer the root also has
     _SLOT.__set__(self, new)
+    self.__dict__.pop(_FROM, None)
 
 
 def _data_set(self, value):
@@ -233,11 +261,15 @@ def _as_plain(method):
         _SLOT.__set__(self, arr)
         self.__class__ = cls._unshared
         try:
-            return getattr(self, method)(*args)
+            out = getattr(self, method)(*args)
         finally:
             self.__class__ = cls
             if link is not None:
                 self.__dict__[_KEY] = link
+        if isinstance(out, Tensor):  # a deepcopy: copied __dict__ must not claim sharing
+            out.__dict__.pop(_KEY, None)
+            out.__dict__.pop(_FROM, None)
+        return out
     return run
 
 
@@ -291,8 +323,8 @@ class _SharedViews(list):
         list.append(self, ref)
 
 
-def _share(root, host) -> None:
-    root.__dict__[_KEY] = _Link(host)
+def _share(root, host, snap=None, seen=None) -> None:
+    root.__dict__[_KEY] = _Link(host, snap, seen)
     host.roots = [r for r in host.roots if r() is not None]
     host.roots.append(weakref.ref(root))
     views = _SharedViews()
@@ -317,6 +349,7 @@ def _release(root, arr) -> None:
             continue
         if "_unshared" in type(v).__dict__:
             v.__class__ = type(v)._unshared
+        v.__dict__.pop(_FROM, None)
         v._data = read_through(v._view_chain, arr) if v._view_chain else arr
         plain.append(ref)
     root._views = plain
@@ -339,9 +372,10 @@ def _export(root) -> _Host:
     raw, off = _aligned(extent * dt.itemsize)
     array = np.ndarray(arr.shape, dt, buffer=raw, offset=off + offset * dt.itemsize,
                        strides=tuple(s * dt.itemsize for s in strides))
-    array[...] = np.asarray(arr)  # the one copy
+    seen = np.asarray(arr)  # read-only, no copy
+    array[...] = seen  # the one copy
     host = _Host(array)
-    _share(root, host)
+    _share(root, host, arr, seen)
     return host
 
 
@@ -462,7 +496,8 @@ def adopt(t: Tensor, src: Tensor) -> None:
     _, link = _link_of(src)
     if link is not None and link.host.array.shape == tuple(_SLOT.__get__(t).shape) \
             and t._base is None:
-        _share(t, link.host)
+        arr = _SLOT.__get__(t)
+        _share(t, link.host, arr, np.asarray(arr))
 
 
 Tensor.numpy = numpy
