@@ -80,6 +80,19 @@ def test_writes_through_array_views_reach_tensor_and_its_views():
     both(f)
 
 
+def test_complex_parts_share_the_storage():
+    def f(lib):
+        z = lib.zeros(3, dtype=lib.complex64)
+        r = z.real.numpy()
+        r[1] = 5
+        pairs = lib.view_as_real(z).numpy()
+        pairs[2, 1] = 3
+        obs = [r.strides, pairs.strides, snap(lib.view_as_real(z))]
+        z.mul_(2)
+        return obs + [r.copy(), pairs.copy()]
+    both(f)
+
+
 def test_detach_and_data_share_the_storage():
     def f(lib):
         w = lib.ones(3, requires_grad=True)

@@ -425,8 +425,9 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
             raise TypeError(f"can't convert {dev} device type tensor to numpy. Use "
                             f"Tensor.cpu() to copy the tensor to host memory first.")
         return np.array(self._data)  # a copy, as .cpu() would make (or a gathered shard set)
+    # where first: working out strides may read the values, which may end the sharing
+    where = None if self._base is None else (_where(self), _strides.of(self._base)[1])
     root, link = _link_of(self)
-    where = None if self._base is None else (_where(self), _strides.of(root)[1])
     host = _export(root) if link is None else link.host
     if where is None:
         return host.array[...]
