@@ -425,8 +425,10 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
             raise TypeError(f"can't convert {dev} device type tensor to numpy. Use "
                             f"Tensor.cpu() to copy the tensor to host memory first.")
         return np.array(self._data)  # a copy, as .cpu() would make (or a gathered shard set)
-    # where first: working out strides may read the values, which may end the sharing
-    where = None if self._base is None else (_where(self), _strides.of(self._base)[1])
+    # where first: working out strides may read the values, which may end the sharing. A
+    # detach()/.data alias (no view ops) is the root's memory as the root has it
+    alias = self._base is None or not self._view_chain
+    where = None if alias else (_where(self), _strides.of(self._base)[1])
     root, link = _link_of(self)
     host = _export(root) if link is None else link.host
     if where is None:
