@@ -294,3 +294,15 @@ def test_compiled_step_updates_a_parameter_over_an_array():
     want, got = f(torch, False), f(torchjax, True)
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_assigning_data_ends_the_sharing():
+    def f(lib):
+        a = np.zeros(3, np.float32)
+        t = lib.from_numpy(a)
+        v = t[1:]
+        t.data = lib.ones(3)
+        a[0] = 5
+        t.add_(1)
+        return [snap(t), a.copy(), snap(v).shape]
+    both(f)

@@ -205,7 +205,8 @@ def _view_get(self):
     chain = self._view_chain
     arr = read_through(chain, data) if chain else data
     _SLOT.__set__(self, arr)
-    d[_FROM] = data
+    if "_unshared" in type(self).__dict__:  # still shared: remember where arr came from
+        d[_FROM] = data
     return arr
 
 
@@ -217,7 +218,9 @@ def _view_set(self, new):
 
 def _data_set(self, value):
     # `t.data = other` points t at other's storage: the array stops sharing, as in PyTorch
-    _release(self, _SLOT.__get__(self))
+    arr = self._data  # the current values, for the views (reading may end the sharing)
+    if _KEY in self.__dict__:
+        _release(self, arr)
     Tensor.data.fset(self, value)
 
 
