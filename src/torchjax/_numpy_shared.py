@@ -433,6 +433,10 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
     alias = self._base is None or not self._view_chain
     where = None if alias else (_where(self), _strides.of(self._base)[1])
     root, link = _link_of(self)
+    if link is None and isinstance(_SLOT.__get__(root), jax.core.Tracer):
+        # a concrete detach() of a traced tensor (a recomputation under jax.vjp): there is no
+        # storage to share, only these values
+        return np.array(arr)
     host = _export(root) if link is None else link.host
     if where is None:
         return host.array[...]
