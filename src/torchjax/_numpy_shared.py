@@ -416,13 +416,15 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
     if self._requires_grad and not force:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
-    arr = _SLOT.__get__(self)
+    # a shared tensor's own read: while traced (torchjax.compile) it is the tracer, which
+    # must fail here as any traced read does
+    arr = self._data if "_unshared" in type(self).__dict__ else _SLOT.__get__(self)
     if _meta.is_meta(arr):
         raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                         "to copy the tensor to host memory first.")
     if isinstance(arr, jax.core.Tracer):
         return np.asarray(arr)  # JAX's error: a traced value has no memory
-    if arr.__class__ is not jax.ShapeDtypeStruct and not _on_one_cpu(arr):
+    if not _on_one_cpu(arr):
         dev = _device.device_of(arr)
         if dev.type != "cpu" and not force:
             raise TypeError(f"can't convert {dev} device type tensor to numpy. Use "
