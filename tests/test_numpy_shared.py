@@ -306,3 +306,22 @@ def test_assigning_data_ends_the_sharing():
         t.add_(1)
         return [snap(t), a.copy(), snap(v).shape]
     both(f)
+
+
+def test_numpy_inside_a_compiled_function_breaks_the_graph_and_reads_current_values():
+    def f(lib, compiled):
+        a = np.ones(3, np.float32)
+        x = lib.from_numpy(a)
+
+        def g(t):
+            return t * 2, float(t.numpy().sum())
+        g = lib.compile(g) if compiled else g
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torchjax says where the graph breaks
+            first = g(x)
+            a[0] = 5
+            second = g(x)
+        return [snap(first[0]), first[1], snap(second[0]), second[1]]
+    want, got = f(torch, False), f(torchjax, True)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
