@@ -325,3 +325,12 @@ def test_numpy_inside_a_compiled_function_breaks_the_graph_and_reads_current_val
     want, got = f(torch, False), f(torchjax, True)
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+def test_resizing_a_shared_tensor_is_refused():
+    for lib in (torch, torchjax):
+        a = np.zeros(3)
+        x = lib.from_numpy(a)
+        with pytest.raises(RuntimeError, match="Trying to resize storage that is not resizable"):
+            lib.ones(5, dtype=lib.float64, out=x)
+        assert a.tolist() == [0.0, 0.0, 0.0]
