@@ -38,7 +38,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _device, _dtypes, _meta, _strides
+from . import _device, _device_dtypes, _dtypes, _meta, _strides
 from ._tensor import Size, Tensor
 from ._views import read_through
 from ._x64 import scope
@@ -245,6 +245,13 @@ class _Meta:
         self._data = arr
 
 
+def _dtype(self):
+    d = _dtypes.from_jax(_SLOT.__get__(self).dtype)
+    if d is _dtypes.int32 and _device_dtypes.STATE.on:  # a long stored as int32
+        return _device_dtypes.reported(self, d)
+    return d
+
+
 def _device_of(self):
     arr = _SLOT.__get__(self)
     if arr.__class__ is jax.ShapeDtypeStruct:  # from_numpy before its first read
@@ -287,7 +294,8 @@ def _namespace(root: bool) -> dict:
     }
     for name in ("size", "dim", "ndimension", "numel", "nelement", "__len__"):
         ns[name] = _slot_meta(getattr(Tensor, name))
-    for name in ("ndim", "dtype", "is_meta", "itemsize"):
+    ns["dtype"] = property(_dtype)
+    for name in ("ndim", "is_meta", "itemsize"):
         ns[name] = property(_slot_meta(getattr(Tensor, name).fget))
     ns["nbytes"] = property(lambda self: self.numel() * self.itemsize)
     if root:
@@ -424,6 +432,9 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
                         "to copy the tensor to host memory first.")
     if isinstance(arr, jax.core.Tracer):
         return np.asarray(arr)  # JAX's error: a traced value has no memory
+    if _device_dtypes.STATE.on and _device_dtypes.is_long32(self):
+        # a long the device dtype policy stores as int32: int64 values, in a copy
+        return _device_dtypes.to_host(self, np.asarray(arr))
     if not _on_one_cpu(arr):
         dev = _device.device_of(arr)
         if dev.type != "cpu" and not force:
