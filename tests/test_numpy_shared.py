@@ -334,3 +334,18 @@ def test_resizing_a_shared_tensor_is_refused():
         with pytest.raises(RuntimeError, match="Trying to resize storage that is not resizable"):
             lib.ones(5, dtype=lib.float64, out=x)
         assert a.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_large_arrays_are_copied_with_a_warning(monkeypatch):
+    monkeypatch.setenv("TORCHJAX_NUMPY_SHARE_MB", "0.001")
+    monkeypatch.setattr(_numpy_shared, "_COPY_WARNED", [False])
+    a = np.arange(1000, dtype=np.float32)
+    with pytest.warns(UserWarning, match="is copied instead of shared"):
+        t = torchjax.from_numpy(a)
+    a[0] = 7.0
+    assert t[0].item() == 0.0  # a copy: the write is not seen (and the warning said so)
+    small = np.arange(4, dtype=np.float32)
+    monkeypatch.setenv("TORCHJAX_NUMPY_SHARE_MB", "4")
+    s = torchjax.from_numpy(small)
+    small[0] = 7.0
+    assert s[0].item() == 7.0

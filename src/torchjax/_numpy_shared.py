@@ -31,6 +31,7 @@ the root. Tensors never shared keep their class and pay nothing.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 import weakref
@@ -479,6 +480,36 @@ def _check(a: np.ndarray) -> None:
                          "Copy the numpy array to reallocate the memory.")
 
 
+# A shared array is compared with the tensor's last snapshot on every read (no write into an
+# ndarray can be noticed otherwise), about 0.2-0.6 ms per MB here. A data set converted once
+# and kept (`X = torch.from_numpy(X_np)`, then `X[idx]` per batch) would pay that for the
+# whole set on every batch, so arrays above this size are copied, as before sharing existed,
+# with a warning that later writes into the array are not seen.
+_SHARE_MAX_ENV = "TORCHJAX_NUMPY_SHARE_MB"
+_COPY_WARNED = [False]
+
+
+def _share_max() -> float:
+    try:
+        return float(os.environ.get(_SHARE_MAX_ENV, "4")) * 2 ** 20
+    except ValueError:
+        return 4 * 2 ** 20
+
+
+def _copied(ndarray: np.ndarray) -> Tensor:
+    if not _COPY_WARNED[0]:
+        _COPY_WARNED[0] = True
+        warnings.warn(
+            f"torch.from_numpy: a {ndarray.nbytes / 2 ** 20:.1f} MB array is copied instead of "
+            f"shared: torchjax shares memory with NumPy arrays up to "
+            f"{_share_max() / 2 ** 20:g} MB (set {_SHARE_MAX_ENV} to change it), because a "
+            "shared array is compared with the tensor on every read. Writes into the array "
+            "after this call are not seen by the tensor. This warning is shown once.",
+            UserWarning, stacklevel=3)
+    with scope():  # an int64 array stays int64
+        return Tensor._wrap(jax.device_put(np.array(ndarray, copy=True)))
+
+
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing the memory of `ndarray`: writes to either are seen by the other."""
     if not isinstance(ndarray, np.ndarray):
@@ -492,6 +523,8 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
             "may want to copy the array to protect its data or make it writable before "
             "converting it to a tensor. This type of warning will be suppressed for the rest of "
             "this program.", UserWarning, stacklevel=3)
+    if ndarray.nbytes > _share_max():
+        return _copied(ndarray)
     # no copy yet: the first read takes the snapshot (one copy for a batch used once)
     with scope():  # an int64 array's placeholder stays int64
         t = Tensor._wrap(jax.ShapeDtypeStruct(ndarray.shape, ndarray.dtype))
