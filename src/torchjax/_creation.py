@@ -18,6 +18,7 @@ from . import (
     _layout,
     _memory_format,
     _meta,
+    _numpy_shared,
     _one_off,
     _random,
     _strides,
@@ -193,11 +194,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like tensor(), but returns `data` itself when it is already a matching tensor."""
+    """Like tensor(), but returns `data` itself when it is already a matching tensor, and
+    shares the memory of an ndarray of a matching dtype (as from_numpy)."""
     if isinstance(data, Tensor):
         t = data if dtype is None else data.to(_dtypes.to_dtype(dtype))
         return t if device is None else t.to(device)
-    return tensor(data, dtype=dtype, device=_target(device))
+    device = _target(device)
+    if _numpy_shared.shares_with(data, dtype, device):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
@@ -207,6 +212,13 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
         t = obj.to(dtype=dtype, device=device)
         if copy and t is obj:
             t = obj.clone()
+    elif copy:
+        t = tensor(obj, dtype=dtype, device=device)
+    elif copy is False and isinstance(obj, np.ndarray) and not _numpy_shared.shares_with(
+            obj, dtype, _target(device)):
+        src = _dtypes.SCALAR_NAMES.get(str(obj.dtype), str(obj.dtype))
+        dst = _dtypes.SCALAR_NAMES[_dtypes.to_dtype(dtype).name] if dtype is not None else src
+        raise ValueError(f"can't alias tensor with dtype '{src}' into dtype '{dst}'.")
     else:
         t = as_tensor(obj, dtype=dtype, device=device)
     if requires_grad:
@@ -224,13 +236,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
                  fname="scalar_tensor", layout=layout)
 
 
-def from_numpy(ndarray: np.ndarray) -> Tensor:
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    # A copy: JAX arrays are immutable, so memory cannot be shared with a writable ndarray.
-    # device_put, not jnp.asarray: jax 0.10's asarray of an ndarray runs a `stage` program,
-    # compiled once per shape; device_put compiles nothing
-    return Tensor._wrap(jax.device_put(np.array(ndarray, copy=True)))
+from_numpy = _numpy_shared.from_numpy
 
 
 def legacy_new(*args, dtype=None, device=None) -> Tensor:

@@ -485,15 +485,7 @@ class Tensor(_Conversions):
             raise _meta.no_data_error()
         return np.asarray(self._data).tolist()
 
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        if _meta.is_meta(self._data):
-            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
-                            "to copy the tensor to host memory first.")
-        a = np.asarray(self._data)
-        return a if not _DEVICE_DTYPES.on else _device_dtypes.to_host(self, a)
+    # numpy() is _numpy_shared's: the array shares the tensor's memory
 
     def __array__(self, dtype=None, copy=None):
         if _meta.is_meta(self._data):

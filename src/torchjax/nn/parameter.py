@@ -7,6 +7,7 @@ __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "Uninitia
 
 import jax.numpy as jnp
 
+from .._numpy_shared import adopt
 from .._tensor import Tensor, _init_from
 from .._x64 import scoped
 
@@ -28,6 +29,7 @@ class Parameter(Tensor):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         _init_from(self, data._data)
+        adopt(self, data)  # a parameter over an ndarray's memory shares it, as in PyTorch
         self._inference = data._inference
         self.requires_grad = bool(requires_grad)  # the setter refuses inference tensors
 
