@@ -11,7 +11,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _layout, _memory_format, _meta, _one_off, _random, _strides
+from . import (
+    _device,
+    _dtypes,
+    _layout,
+    _memory_format,
+    _meta,
+    _one_off,
+    _programs,
+    _random,
+    _strides,
+)
 from ._tensor import Tensor
 from ._x64 import scope_functions, scoped
 
@@ -238,7 +248,7 @@ def legacy_new(*args, dtype=None, device=None) -> Tensor:
 
 @functools.lru_cache(maxsize=512)
 def _filled(shape, value, np_dtype):
-    return jax.jit(lambda: jnp.full(shape, value, np_dtype))
+    return _programs.jit(lambda: jnp.full(shape, value, np_dtype))
 
 
 def _full_array(shape, value, d):
@@ -450,7 +460,7 @@ def _sampler(kind, shape, np_dtype):
         if kind == "randint":
             return jax.random.randint(k, shape, a, b, dtype=jnp.int64).astype(np_dtype)
         raise ValueError(kind)
-    return jax.jit(f)
+    return _programs.jit(f)
 
 
 @scoped  # also reached from outside the factories (Tensor.uniform_, make_tensor)

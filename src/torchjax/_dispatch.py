@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _autocast, _dtypes, _meta, _saves, _strides
+from . import _autocast, _dtypes, _meta, _programs, _saves, _strides
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -134,7 +134,8 @@ def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
         f = prep.fwd.get(key)
         if f is not None:
             return f
-    f = prep.fwd[key] = jax.jit(_make_pure(prep, stat, cd, out_cast))
+    ident = _programs.ident_of("op", prep.op.name, prep.op.fn, stat, key[1], cd, out_cast)
+    f = prep.fwd[key] = _programs.program(_make_pure(prep, stat, cd, out_cast), ident)
     return f
 
 

@@ -13,7 +13,6 @@ import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
-from functools import partial
 from itertools import chain
 
 import jax
@@ -21,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _dtypes, _one_off
+from .. import _dtypes, _one_off, _programs
 from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
@@ -133,8 +132,22 @@ def _like(x, original):
     return x
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@functools.lru_cache(maxsize=256)
+def _runner(update, options, maximize):
+    """The jitted group update of one (update rule, options, maximize), kept in the program
+    cache when the rule is torchjax's own (a user's subclass runs as a plain jax.jit)."""
+
+    def run(hypers, params, grads, states, fresh):
+        return _run_pure(update, options, maximize, hypers, params, grads, states, fresh)
+
+    return _programs.jit(run)
+
+
 def _run(update, options, maximize, hypers, params, grads, states, fresh):
+    return _runner(update, options, maximize)(hypers, params, grads, states, fresh)
+
+
+def _run_pure(update, options, maximize, hypers, params, grads, states, fresh):
     real_params = [_as_real(p) for p in params]
     real_grads = [_as_real(-g if maximize else g) for g in grads]
     real_states = [{k: _as_real(v) for k, v in s.items()} for s in states]
