@@ -205,6 +205,8 @@ def _log_compile(name: str, secs: float, hit: bool) -> None:
 # torchjax function; and the first line of the user's own code.
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _GENERATED = "<torchjax op "
+# bookkeeping frames, never what made a program
+_NOT_ORIGINS = (__file__, os.path.join(_PKG, "_programs.py"))
 _LIBRARIES = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
                     if k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
@@ -232,7 +234,7 @@ def _origin() -> tuple[str, str]:
             if file.startswith(_GENERATED):
                 what = what or file[len(_GENERATED):-1]
             elif file.startswith(_PKG):
-                if file != __file__:
+                if file not in _NOT_ORIGINS:
                     what = what or _label(frame) or ""
                     if not fallback:
                         mod = os.path.splitext(file[len(_PKG):])[0].replace(os.sep, ".")

@@ -129,10 +129,8 @@ def describe_function(f) -> str:
     if isinstance(getattr(f, "__self__", None), object) and hasattr(f, "__func__"):
         raise Uncacheable("bound method")
     name = _qualified(f)
-    code = f.__code__
-    h = hashlib.blake2b(code.co_code, digest_size=8)
-    h.update(repr(code.co_consts).encode())
-    h.update(repr(code.co_names).encode())
+    h = hashlib.blake2b(digest_size=8)
+    _digest_code(h, f.__code__)
     parts = [name, h.hexdigest()]
     for cell in f.__closure__ or ():
         try:
@@ -145,6 +143,21 @@ def describe_function(f) -> str:
     if f.__kwdefaults__:
         parts.append(describe(tuple(sorted(f.__kwdefaults__.items()))))
     return "fn:" + "|".join(parts)
+
+
+def _digest_code(h, code) -> None:
+    """Feed a code object to h the same way in every process: nested functions' code by
+    content (their repr holds an address), sets sorted (their order follows string hashes,
+    which differ per process)."""
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
+    for c in code.co_consts:
+        if type(c).__name__ == "code":
+            _digest_code(h, c)
+        elif isinstance(c, frozenset):
+            h.update(repr(sorted(map(repr, c))).encode())
+        else:
+            h.update(repr(c).encode())
 
 
 def ident_of(*parts) -> str | None:
@@ -261,7 +274,12 @@ _store_dir = None
 
 
 def enabled() -> bool:
-    return _AVAILABLE and _compile_cache.owned and _compile_cache.directory is not None
+    """On with torchjax's persistent cache (TORCHJAX_CACHE, TORCHJAX_CACHE_DIR), in its
+    directory only (a JAX cache the user configured is left to JAX);
+    TORCHJAX_CACHE_PROGRAMS=0 turns off this layer alone, JAX's cache staying on."""
+    return (_AVAILABLE and _compile_cache.owned and _compile_cache.directory is not None
+            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "1").strip().lower()
+            not in _compile_cache._OFF)
 
 
 def _get_store():

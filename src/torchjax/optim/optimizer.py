@@ -143,10 +143,6 @@ def _runner(update, options, maximize):
     return _programs.jit(run)
 
 
-def _run(update, options, maximize, hypers, params, grads, states, fresh):
-    return _runner(update, options, maximize)(hypers, params, grads, states, fresh)
-
-
 def _run_pure(update, options, maximize, hypers, params, grads, states, fresh):
     real_params = [_as_real(p) for p in params]
     real_grads = [_as_real(-g if maximize else g) for g in grads]
@@ -496,10 +492,9 @@ class Optimizer:
         hypers = self._hypers(group)
         if HYPER_HOOK is not None:
             hypers = HYPER_HOOK(self, group, hypers)
-        new_params, new_states = _run(
-            type(self)._update, self._options(group), bool(group.get("maximize", False)),
-            hypers, [p._data for p in ps], [p.grad._data for p in ps], arrays,
-            fresh)
+        new_params, new_states = _runner(
+            type(self)._update, self._options(group), bool(group.get("maximize", False)))(
+            hypers, [p._data for p in ps], [p.grad._data for p in ps], arrays, fresh)
         for p, a in zip(ps, new_params):
             p._write(a)
         for st, ns in zip(states, new_states):
@@ -529,4 +524,6 @@ def full_state(p, value) -> Tensor:
 
 def scalar_state(value) -> Tensor:
     """A 0-d scalar state tensor such as `step` (float32, as PyTorch's non-capturable step)."""
+    if _one_off.top_level():  # jnp.asarray would compile a conversion program for it
+        return Tensor._wrap(_one_off.to_device(np.asarray(value, _scalar_dtype())))
     return Tensor._wrap(jnp.asarray(value, _scalar_dtype()))
