@@ -187,6 +187,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(arr, np.ndarray):
         # JAX may alias a NumPy buffer on CPU; copy so later writes to `data` are not seen
         arr = np.array(arr, dtype=d.np, copy=True)
+        if _one_off.top_level():
+            # device_put, not jnp.asarray (a `stage` program compiled per shape in jax 0.10):
+            # the same strongly typed array of dtype d
+            return _finish(jax.device_put(arr), device, requires_grad)
     return _finish(jnp.asarray(arr, dtype=d.np), device, requires_grad)
 
 
