@@ -151,6 +151,12 @@ def loaded_by_jax() -> bool:
     return hit
 
 
+def count_program_miss() -> None:
+    """A program looked up in torchjax's program cache, not found, compiled and written."""
+    with _lock:
+        _stats.cache_misses += 1
+
+
 def count_loaded(secs: float) -> None:
     """A program loaded from torchjax's own program cache (_programs.py): nothing was traced,
     lowered or compiled for it."""
