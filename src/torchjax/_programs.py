@@ -75,7 +75,6 @@ class Uncacheable(Exception):
 # -- naming a program --------------------------------------------------------------------------
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
-_OWN_MODULES = ("torchjax.", "jax.", "jax", "numpy", "numpy.", "math", "operator", "builtins")
 
 
 def describe(v) -> str:
@@ -301,7 +300,13 @@ def _get_store():
     return _store or None
 
 
+def _default_dtype():
+    from . import _dtypes
+    return _dtypes.get_default_dtype()
+
+
 def _key(ident: str, sig) -> str:
+    sig = sig[0]  # (the configuration is in _environment())
     h = hashlib.blake2b(digest_size=32)
     h.update(_environment().encode())
     h.update(b"\0")
@@ -375,6 +380,9 @@ class _Program:
             sig = signature(args)
         if sig is None:
             return self.jit(*args, **kwargs), None, False
+        # in memory, the configuration is keyed as jax.jit keys it (its C++ side does too,
+        # so a call under x64 never meets the executable made without it)
+        sig = (sig, _config.trace_context(), _default_dtype())
         compiled = self.compiled.get(sig)
         if compiled is None:
             compiled, key = self._make(args, sig)
@@ -428,6 +436,7 @@ class _Program:
         if sig is None:
             lowered = self.jit.lower(*args)
             return lambda: lowered.compile()
+        sig = (sig, _config.trace_context(), _default_dtype())
         key = self._key_of(sig)
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
             return lambda: None  # the next call loads it (and tries it: see miss)
