@@ -541,6 +541,20 @@ def jit(fn):
     return program(fn, ident_of("jit", fn))
 
 
+def lazy_jit(fn):
+    """jit(fn) for a module-level function, made at its first call: modules may be imported
+    before the persistent cache is configured (which decides whether it is on)."""
+    made = []
+
+    def call(*args):
+        if not made:
+            made.append(jit(fn))
+        return made[0](*args)
+
+    call.__name__ = getattr(fn, "__name__", "program")
+    return call
+
+
 def compile_ahead(f, args):
     """`f`'s executable for `args`, made by the returned function (run it on any thread)."""
     prog = getattr(f, "_program", None)

@@ -256,9 +256,11 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
 _INDEX_TYPES = (_dtypes.int64, _dtypes.int32)
 
 
-@jax.jit
-def _any_outside(indices, n):
+def _any_outside_of(indices, n):
     return jnp.any((indices < 0) | (indices >= n))
+
+
+_any_outside = _programs.lazy_jit(_any_outside_of)
 
 
 @scoped  # int64 indices
