@@ -134,8 +134,10 @@ def _host_keys() -> bool:
 
 
 def _wrap(words: tuple[int, int]):
-    # wrap_key_data puts two words on the device without compiling a program
-    return jax.random.wrap_key_data(np.array(words, dtype=np.uint32), impl="threefry2x32")
+    # wrap_key_data puts two words on the device without compiling a program; a concrete
+    # key even inside a trace (torchjax.compile), where the generator keeps it for later
+    with jax.ensure_compile_time_eval():
+        return jax.random.wrap_key_data(np.array(words, dtype=np.uint32), impl="threefry2x32")
 
 
 default_generator = Generator()
