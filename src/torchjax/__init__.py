@@ -158,6 +158,8 @@ from . import autograd, cuda, fft, interop, linalg, nn, optim, special, testing,
 from . import func  # noqa: E402
 from . import distributions  # noqa: E402
 from . import compiler, _dynamo  # noqa: E402
+from . import sparse  # noqa: E402
+from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from .compiler import compile  # noqa: E402
 from .nn.modules.module import _typename as typename  # noqa: E402
 from .func import vmap  # noqa: E402

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import (
     _device,
+    _device_dtypes,
     _dtypes,
     _layout,
     _memory_format,
@@ -114,6 +115,8 @@ def _finish(arr, device, requires_grad) -> Tensor:
                 or arr.devices() != {dev}):
             arr = jax.device_put(arr, dev)
     t = Tensor._wrap(arr)
+    if _device_dtypes.STATE.on:  # int64 / float64 on an accelerator that stores them otherwise
+        t = _device_dtypes.on_create(t)
     if requires_grad:
         if not jnp.issubdtype(arr.dtype, jnp.inexact):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "

@@ -19,7 +19,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _autocast, _dtypes, _meta, _programs, _saves, _strides
+from . import (
+    _autocast,
+    _device_dtypes,
+    _dtypes,
+    _meta,
+    _programs,
+    _result_hooks,
+    _saves,
+    _strides,
+)
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -36,6 +45,8 @@ from ._x64 import allow as _allow
 
 _STATE = grad_mode.STATE
 _AUTOCAST = _autocast.STATE
+_DEVICE_DTYPES = _device_dtypes.STATE
+_RESULT_HOOKS = _result_hooks.STATE
 try:  # the class of a concrete jax array, named without making one: importing torchjax must
     # not start the XLA backend (DataLoader's forkserver imports torchjax before forking)
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -209,6 +220,30 @@ def _compute_dtype(prep, dyn, stat):
     return cd
 
 
+# Tensors of another layout (torchjax.sparse's COO tensors) hold an object JAX refuses, so a
+# row they reach fails in its compiled call and lands here: dense calls pay nothing for them.
+# The layout's package registers layout -> (handlers, error): handlers maps a row's name to
+# handler(prep, dyn, stat), the row's implementation for that layout; error(op name, tensor)
+# makes the exception for the rows it does not implement (never a silent densification).
+LAYOUTS: dict = {}
+
+
+def _layout_handler(prep, dyn, inplace=False):
+    """The handler of the first non-strided tensor argument, or None when there is none;
+    raises that layout's error when the row has no handler (in-place rows never do)."""
+    for k, v in zip(prep.kinds, dyn):
+        for t in (v if k == _L else (v,)):
+            if isinstance(t, Tensor):
+                entry = LAYOUTS.get(t.layout)
+                if entry is not None:
+                    handlers, error = entry
+                    handler = None if inplace else handlers.get(prep.op.name)
+                    if handler is None:
+                        raise error(prep.op.name + ("_" if inplace else ""), t)
+                    return handler
+    return None
+
+
 def _explain(prep, dyn, stat, err):
     """Re-raise a failed op with PyTorch's message when the row can explain it."""
     explain = prep.op.explain
@@ -325,15 +360,24 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             out = _fwd_for(prep, stat, cd)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
             if not _meta.any_meta(arrays):
+                if LAYOUTS:
+                    handler = _layout_handler(prep, dyn)
+                    if handler is not None:
+                        return handler(prep, dyn, stat)
                 _explain(prep, dyn, stat, e)
             # shapes and dtypes only; the node is recorded (grad_fn, requires_grad) but a
             # backward through it has no values to run on
             out = _meta.evaluate(_make_pure(prep, stat, cd, None), arrays)
         if rg and _STATE.grad_enabled and prep.op.differentiable:
-            return _record(prep, dyn, arrays, stat, cd, out)
-        if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
-            out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
-        return _wrap_outputs(prep, dyn, stat, out, None)
+            res = _record(prep, dyn, arrays, stat, cd, out)
+        else:
+            if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
+                out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
+            res = _wrap_outputs(prep, dyn, stat, out, None)
+        if _RESULT_HOOKS.hooks:  # _device_dtypes' policy, DTensor's placements
+            for hook in _RESULT_HOOKS.hooks:
+                res = hook(prep.op.name, dyn, res)
+        return res
     finally:
         if x64 is not _KEPT:
             _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
@@ -597,10 +641,14 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
             raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[cd.name]} can't be cast to the "
                                f"desired output type {_dtypes.SCALAR_NAMES[sd.name]}")
         out_cast = sd  # the result takes self's dtype (a no-op cast when it already has it)
+        if _DEVICE_DTYPES.on:  # a long stored as int32 stays int32 (_device_dtypes.py)
+            out_cast = _device_dtypes.storage_dtype(self, sd)
         try:
             out = _fwd_for(prep, stat, cd, out_cast)(*arrays)
         except (TypeError, ValueError, IndexError) as e:
             if not _meta.any_meta(arrays):
+                if LAYOUTS:
+                    _layout_handler(prep, dyn, inplace=True)
                 _explain(prep, dyn, stat, e)
             out = _meta.evaluate(_make_pure(prep, stat, cd, out_cast), arrays)
             rg = False  # a meta tensor records no autograd history

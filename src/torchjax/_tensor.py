@@ -10,11 +10,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtypes, _memory_format, _meta, _strides
+from . import _device, _device_dtypes, _dtypes, _memory_format, _meta, _strides
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
 from ._tensor_convert import _Conversions
 from ._x64 import scoped
+
+try:
+    from jax._src.array import ArrayImpl as _ArrayImpl
+except ImportError:  # pragma: no cover - moved in a newer jax: item() takes its slow path
+    class _ArrayImpl:
+        pass
 
 
 class Size(tuple):
@@ -155,7 +161,10 @@ class Tensor(_Conversions):
 
     @property
     def dtype(self) -> _dtypes.dtype:
-        return _dtypes.from_jax(self._data.dtype)
+        d = _dtypes.from_jax(self._data.dtype)
+        if d is _dtypes.int32 and _DEVICE_DTYPES.on:  # a long stored as int32 (_device_dtypes)
+            return _device_dtypes.reported(self, d)
+        return d
 
     @property
     def device(self) -> _device.device:
@@ -449,8 +458,17 @@ class Tensor(_Conversions):
     # -- conversions -----------------------------------------------------------------------
     # (the ones that reshape first run an op: in torchjax's x64 scope, an int64 stays int64)
 
-    @scoped
     def item(self):
+        d = self._data
+        if d.__class__ is _ArrayImpl and d.size == 1:
+            # the common case, outside the x64 scope: reading a buffer does not depend on
+            # it (an int64 array reads as its int64 value), and a loop's loss.item() is
+            # part of every step
+            return np.asarray(d).item()
+        return self._item_slow()
+
+    @scoped
+    def _item_slow(self):
         if _meta.is_meta(self._data):
             if self._data.size != 1:
                 raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be "
@@ -474,12 +492,15 @@ class Tensor(_Conversions):
         if _meta.is_meta(self._data):
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        return np.asarray(self._data)
+        a = np.asarray(self._data)
+        return a if not _DEVICE_DTYPES.on else _device_dtypes.to_host(self, a)
 
     def __array__(self, dtype=None, copy=None):
         if _meta.is_meta(self._data):
             raise _meta.no_data_error()
         a = np.asarray(self._data)
+        if _DEVICE_DTYPES.on:
+            a = _device_dtypes.to_host(self, a)
         return a.astype(dtype) if dtype is not None else a
 
     def __dlpack__(self, *args, **kwargs):
@@ -633,6 +654,7 @@ jax.tree_util.register_pytree_node(
 
 _ = grad_mode, accumulator_of  # re-exported for the dispatcher
 _INFERENCE = grad_mode.STATE
+_DEVICE_DTYPES = _device_dtypes.STATE
 
 
 def _autograd_backward(*args, **kwargs):

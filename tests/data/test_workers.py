@@ -1,9 +1,10 @@
-"""DataLoader with worker processes. Kept few: every loader starts real processes (the first
-one also starts the fork server, which imports torchjax)."""
+"""DataLoader with worker processes. Kept few: every loader starts real processes (forked by
+default; the forkserver one also starts the fork server, which imports torchjax)."""
 
 from __future__ import annotations
 
 import os
+import pickle
 import time
 
 import numpy as np
@@ -45,6 +46,10 @@ class Tagged(Dataset):
                 "num_workers": -1 if w is None else w.num_workers,
                 "seed_ok": w is None or w.seed == torchjax.initial_seed(),
                 "init": self.initialised, "pid": os.getpid()}
+
+
+def stack_doubled(batch):
+    return torchjax.stack([x for (x,) in batch]) * 2
 
 
 def mark_initialised(worker_id):
@@ -111,13 +116,23 @@ def test_tensor_and_iterable_datasets_in_workers():
     assert plain(got) == plain([torchjax.tensor(v) for v in ([0, 2], [1, 3], [4, 6], [5])])
 
 
-def test_timeout_and_unpicklable_arguments():
+def test_timeout_and_start_methods():
     dl = DataLoader(Slow(), num_workers=1, timeout=0.2)
     with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0\.2 seconds"):
         list(dl)
-    dl = DataLoader(Tagged(), num_workers=1, collate_fn=lambda b: b)
-    with pytest.warns(UserWarning, match="Got pickle error"), pytest.raises(Exception):
+    # forked workers (Linux's default) inherit a lambda; forkserver ones would need to pickle it
+    got = list(DataLoader(Tagged(), batch_size=5, num_workers=1, collate_fn=lambda b: len(b)))
+    assert got == [5, 5]
+    dl = DataLoader(Tagged(), num_workers=1, collate_fn=lambda b: b,
+                    multiprocessing_context="forkserver")
+    with pytest.raises(pickle.PicklingError, match=r"(?s)'forkserver' receive the collate_fn "
+                                                   r"pickled.*multiprocessing_context='fork'"):
         iter(dl)
+    # forkserver workers may compute with torchjax
+    ds = TensorDataset(torchjax.arange(6.))
+    got = list(DataLoader(ds, batch_size=4, num_workers=1, collate_fn=stack_doubled,
+                          multiprocessing_context="forkserver"))
+    assert plain(got) == plain([torchjax.tensor([0., 2, 4, 6]), torchjax.tensor([8., 10])])
 
 
 def test_importing_torchjax_does_not_start_the_backend():

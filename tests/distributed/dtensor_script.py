@@ -65,12 +65,6 @@ def distribute_tensor_lays_out_shards():
     assert torch.equal(d2.to_local(), x[:8, :1])
     d3 = distribute_tensor(x, m2["tp"], [Shard(0)])  # sharded on tp, replicated on dp
     assert d3._data.sharding.spec == P("tp") and shard_shapes(d3) == [(4, 4)]
-    try:
-        distribute_tensor(torch.ones(5, 2), mesh, [Shard(0)])
-    except ValueError as e:
-        assert "does not split evenly over 8 devices" in str(e)
-    else:
-        raise AssertionError("uneven shard did not raise")
 
 
 @check
@@ -119,7 +113,8 @@ def ops_run_sharded_and_autograd_flows():
     a = torch.randn(16, 8, requires_grad=True)
     d = distribute_tensor(a, mesh, [Shard(0)])
     (d.redistribute(placements=[Shard(1)]).full_tensor() * 3).sum().backward()
-    assert torch.equal(d.grad, torch.full((16, 8), 3.0))
+    assert isinstance(d.grad, DTensor) and d.grad.placements == (Shard(0),)  # as PyTorch's
+    assert torch.equal(d.grad.full_tensor(), torch.full((16, 8), 3.0))
     loc = torch.ones(2, 4, requires_grad=True)
     DTensor.from_local(loc, mesh, [Shard(0)]).sum().backward()
     assert torch.equal(loc.grad, torch.full((2, 4), 8.0))
@@ -137,6 +132,129 @@ def compiled_step_keeps_shardings():
 
     eager = (x @ w).relu().sum()
     np.testing.assert_allclose(f(x).item(), eager.item(), rtol=1e-5)
+
+
+@check
+def uneven_shards_follow_torch_chunk():
+    """A dim that does not split evenly: JAX refuses uneven shardings, so the dim is held
+    whole, with a warning; placements, to_local() and values are PyTorch's (torch.chunk)."""
+    import warnings
+
+    import torch as pt
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    x = torch.arange(30.0).reshape(10, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        d = distribute_tensor(x, mesh, [Shard(0)])
+        distribute_tensor(x, mesh, [Shard(0)])
+    said = [w for w in caught if "does not split evenly over 8 devices" in str(w.message)]
+    assert len(said) == 1, [str(w.message) for w in caught]  # once per case
+    assert d.placements == (Shard(0),) and d.shape == (10, 3)
+    assert torch.equal(d.full_tensor(), x)
+    assert torch.equal(d.to_local(), torch.tensor(pt.chunk(pt.arange(30.0).reshape(10, 3),
+                                                           8)[0].numpy()))
+    assert torch.equal((d * 2).sum(0).full_tensor(), (x * 2).sum(0))
+    # held whole, so ops read Replicate (documented); never a Partial for a dim not reduced
+    assert (d * 2).sum(1).placements == (Replicate(),)
+    # a 2-d mesh: dp (2) splits dim 0 of 6, tp (4) does not split the remaining 3
+    m2 = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+    y = torch.arange(12.0).reshape(6, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d2 = distribute_tensor(y, m2, [Shard(0), Shard(0)])
+    assert d2._data.sharding.spec == P("dp") and shard_shapes(d2) == [(3, 2)]
+    want = pt.chunk(pt.chunk(pt.arange(12.0).reshape(6, 2), 2)[0], 4)[0]
+    assert torch.equal(d2.to_local(), torch.tensor(want.numpy()))
+    assert torch.equal(d2.redistribute(placements=[Replicate(), Replicate()]).full_tensor(), y)
+
+
+def _placement_cases(t, mesh, dist):
+    """Ops on DTensors, by name: (result, ...) for torch or torchjax (dist: the
+    distribute_tensor of either, S/R: its Shard and Replicate)."""
+    g = np.random.default_rng(3)
+    x, w, ws0, ws1, xs1 = (
+        dist(t.tensor(g.standard_normal(s).astype(np.float32)), mesh, [p]) for s, p in
+        [((8, 16), "S0"), ((16, 8), "R"), ((16, 8), "S0"), ((16, 8), "S1"), ((8, 16), "S1")])
+    F = t.nn.functional
+    return {"add": x + 1, "relu": x.relu(), "mul": x * x, "softmax": x.softmax(-1),
+            "sum_sharded_dim": x.sum(0), "sum_other_dim": x.sum(1), "sum_all": x.sum(),
+            "mean_sharded_dim": x.mean(0), "amax_sharded_dim": x.amax(0),
+            "amax_other_dim": x.amax(1), "mm_row_sharded": x @ w,
+            "mm_contracted_sharded": xs1 @ ws0, "mm_col_sharded": w.t() @ ws1,
+            "linear": F.linear(x, w.t()), "t": x.t(), "view": x.view(8, 4, 4),
+            "partial_plus_partial": x.sum(0) + x.sum(0), "partial_times_2": x.sum(0) * 2,
+            "relu_of_partial": x.sum(0).relu(), "gelu": F.gelu(x * 2)}
+
+
+@check
+def ops_give_dtensors_with_pytorchs_placements():
+    import torch as pt
+    import torch.distributed as pdist
+    from torch.distributed.device_mesh import init_device_mesh as pmesh
+    from torch.distributed.tensor import Replicate as PR
+    from torch.distributed.tensor import Shard as PS
+    from torch.distributed.tensor import distribute_tensor as pdistribute
+    ours = {"S0": Shard(0), "S1": Shard(1), "R": Replicate()}
+    theirs = {"S0": PS(0), "S1": PS(1), "R": PR()}
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    got = _placement_cases(torch, mesh, lambda v, m, p: distribute_tensor(v, m, [ours[p[0]]]))
+    # PyTorch's rules, on a one-process gloo group (its propagation does not depend on the
+    # mesh size)
+    pdist.init_process_group("gloo", store=pdist.HashStore(), world_size=1, rank=0)
+    try:
+        pm = pmesh("cpu", (1,))
+        want = _placement_cases(pt, pm, lambda v, m, p: pdistribute(v, m, [theirs[p[0]]]))
+    finally:
+        pdist.destroy_process_group()
+    for name, w in want.items():
+        d = got[name]
+        assert isinstance(d, DTensor), (name, type(d))
+        assert [str(p) for p in d.placements] == [str(p) for p in w.placements], (
+            name, d.placements, w.placements)
+        np.testing.assert_allclose(d.full_tensor().numpy(), w.full_tensor().numpy(),
+                                   rtol=1e-5, atol=1e-5, err_msg=name)
+        # the array really lies as the placements say (Partial: held reduced, replicated)
+        if any(isinstance(p, Shard) for p in d.placements):
+            assert d._data.sharding.spec != P(), name
+    # autograd through DTensor results; a plain tensor mixed in is PyTorch's error
+    a = distribute_tensor(torch.randn(16, 4, requires_grad=True), mesh, [Shard(0)])
+    y = (a * 2).sum()
+    assert isinstance(y, DTensor) and y.placements == (Partial("sum"),)
+    y.backward()
+    assert torch.equal(a.grad.full_tensor(), torch.full((16, 4), 2.0))
+    try:
+        a + torch.ones(16, 4)
+    except RuntimeError as e:
+        assert "got mixed torch.Tensor and DTensor" in str(e)
+    else:
+        raise AssertionError("mixing a Tensor and a DTensor did not raise")
+    assert isinstance(a + torch.tensor(1.0), DTensor)  # a 0-d tensor is a scalar
+
+
+@check
+def optimizers_step_dtensor_leaves():
+    """SGD and Adam with clip_grad_norm_ over a sharded DTensor leaf: its .grad is a DTensor
+    laid out as the leaf, and the steps match the same on a plain tensor."""
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    start = np.random.default_rng(5).standard_normal((8, 4)).astype(np.float32)
+    for opt_cls in (torch.optim.SGD, torch.optim.Adam):
+        got = []
+        for sharded in (True, False):
+            w = torch.tensor(start, requires_grad=True)
+            if sharded:
+                w = distribute_tensor(w, mesh, [Shard(0)])
+            opt = opt_cls([w], lr=0.1)
+            for _ in range(2):
+                opt.zero_grad()
+                (w * w).sum().backward()
+                torch.nn.utils.clip_grad_norm_([w], 1.0)
+                opt.step()
+            if sharded:
+                assert isinstance(w.grad, DTensor) and w.grad.placements == (Shard(0),)
+                assert w.placements == (Shard(0),) and shard_shapes(w) == [(1, 4)]
+                w = w.full_tensor()
+            got.append(w.detach().numpy())
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-6)
 
 
 if __name__ == "__main__":

@@ -150,5 +150,51 @@ def hsdp_on_a_two_dimensional_mesh_and_uneven_parameters():
     np.testing.assert_allclose(l8, l1, rtol=1e-5)
 
 
+@check
+def fsdp_with_tensor_parallel_on_a_2d_mesh():
+    """PyTorch's FSDP2 + TP recipe: parallelize_module over mesh["tp"], then fully_shard over
+    mesh["dp"]: each parameter laid out on both dims, 1/8 per device where both split it."""
+    from torchjax.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
+    mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up, self.down = nn.Linear(16, 32), nn.Linear(32, 8)
+
+        def forward(self, x):
+            return self.down(F.relu(self.up(x)))
+
+    torch.manual_seed(0)
+    ref = MLP()
+    model = copy.deepcopy(ref)
+    parallelize_module(model, mesh["tp"], {"up": ColwiseParallel(), "down": RowwiseParallel()})
+    fully_shard(model, mesh=mesh["dp"])
+    want = {"up.weight": ((Shard(0), Shard(0)), (4, 16)), "up.bias": ((Shard(0), Shard(0)), (4,)),
+            "down.weight": ((Shard(0), Shard(1)), (4, 8)),
+            "down.bias": ((Shard(0), Replicate()), (4,))}
+    for name, p in model.named_parameters():
+        placements, shard = want[name]
+        assert p.placements == placements and p.device_mesh.mesh_dim_names == ("dp", "tp"), (
+            name, p.placements)
+        assert p._data.sharding.shard_shape(tuple(p.shape)) == shard, name
+        assert tuple(p.to_local().shape) == shard, name
+    mine, total = device0_bytes([model.up.weight._data, model.down.weight._data])
+    assert mine * 8 == total, (mine, total)
+    data = batches()
+    l1, _ = train(ref, data)
+    l8, opt = train(model, data)
+    np.testing.assert_allclose(l8, l1, rtol=1e-5)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        close(p, q)
+    for p in model.parameters():  # Adam's moments and the gradient laid out as the parameter
+        assert opt.state[p]["exp_avg"]._data.sharding == p._data.sharding
+        assert p.grad._data.sharding == p._data.sharding
+
+
 if __name__ == "__main__":
     run()

@@ -6,6 +6,7 @@ import faulthandler
 import json
 import os
 import sys
+import warnings
 
 faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits forever fails
 
@@ -50,24 +51,98 @@ out["all_to_all_single"] = a2a.tolist()
 objs = [None] * world
 dist.all_gather_object(objs, {"rank": rank})
 out["all_gather_object"] = objs
+# point to point: a send met by a recv; an exchange where both ranks send first
+# (batch_isend_irecv); errors PyTorch also raises
+peer = 1 - rank
+if rank == 0:
+    dist.send(torch.tensor([5.0, 6.0, 7.0]), dst=1)
+    got = torch.zeros(3)
+else:
+    got = torch.zeros(3)
+    assert dist.recv(got, src=0) == 0
+out["send_recv"] = got.tolist()
+mine, theirs = torch.full((2,), 10.0 + rank), torch.zeros(2)
+works = dist.batch_isend_irecv([dist.P2POp(dist.isend, mine, peer),
+                                dist.P2POp(dist.irecv, theirs, peer)])
+[w.wait() for w in works]
+out["exchange"] = theirs.tolist()
+p2p_errors = []
+for bad in (lambda: dist.send(mine, dst=rank), lambda: dist.recv(theirs)):
+    try:
+        bad()
+    except (ValueError, NotImplementedError) as e:
+        p2p_errors.append(type(e).__name__)
+out["p2p_errors"] = p2p_errors
 dist.barrier()
 
 # DDP: each process its half of a global batch of 16, gradients averaged across processes
-torch.manual_seed(rank)  # different initial weights: DDP broadcasts rank 0's
-model = DistributedDataParallel(nn.Linear(4, 3))
 g = np.random.default_rng(0)
 data = [(torch.tensor(g.standard_normal((16, 4)).astype(np.float32)),
          torch.tensor(g.integers(0, 3, 16))) for _ in range(3)]
-opt = torch.optim.SGD(model.parameters(), lr=0.5)
-losses = []
+
+
+def train_ddp(compiled=False, **ddp_kwargs):
+    torch.manual_seed(rank)  # different initial weights: DDP broadcasts rank 0's
+    model = DistributedDataParallel(nn.Linear(4, 3), **ddp_kwargs)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    losses = []
+
+    def step(x, y):
+        opt.zero_grad()
+        pred = model(x)
+        loss = F.cross_entropy(pred, y)
+        loss.backward()
+        opt.step()
+        return loss, pred
+    if compiled:
+        step = torch.compile(step)
+    for xs, ys in data:
+        loss, pred = step(xs[rank * 8:(rank + 1) * 8], ys[rank * 8:(rank + 1) * 8])
+        losses.append(loss.item())
+    params = model.module.parameters()
+    return {"losses": losses, "params": [p.detach().numpy().tolist() for p in params],
+            "devices": [len(p._data.sharding.device_set) for p in model.module.parameters()],
+            "pred_shape": list(pred.shape)}
+
+
+# the default: one mesh over both processes' devices, one SPMD program over the global batch
+# (each rank's batch its rows of it), each rank reading its own outputs and loss
+out["ddp"] = train_ddp()
+# given a process group: PyTorch's own scheme, a replica per process, gradients all-reduced
+out["ddp_replicas"] = train_ddp(process_group=dist.group.WORLD)
+# compiled, across processes: a graph break (the batch must become global before the
+# program), so the step runs eagerly and says so
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out["ddp_compiled"] = train_ddp(compiled=True)
+
+    @torch.compile
+    def doubled_then_summed(t):
+        t = t * 2
+        dist.all_reduce(t)
+        return t + 1
+    out["compiled_all_reduce"] = doubled_then_summed(torch.tensor([1.0 + rank])).tolist()
+out["graph_breaks"] = sum("Graph break" in str(w.message) for w in caught)
+
+# fully_shard on one mesh over both processes: each parameter's rows split between them
+from torch.distributed.fsdp import fully_shard  # noqa: E402
+
+torch.manual_seed(rank)
+mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+fully_shard(mlp)
+opt = torch.optim.Adam(mlp.parameters(), lr=0.1)
+fsdp = {"losses": []}
 for xs, ys in data:
     opt.zero_grad()
-    loss = F.cross_entropy(model(xs[rank * 8:(rank + 1) * 8]), ys[rank * 8:(rank + 1) * 8])
+    loss = F.cross_entropy(mlp(xs[rank * 8:(rank + 1) * 8]), ys[rank * 8:(rank + 1) * 8])
     loss.backward()
     opt.step()
-    losses.append(loss.item())
-out["ddp_losses"] = losses
-out["ddp_params"] = [p.detach().numpy().tolist() for p in model.module.parameters()]
+    fsdp["losses"].append(loss.item())
+fsdp["local_rows"] = [list(p.to_local().shape) for p in mlp.parameters()]
+fsdp["params"] = [p.full_tensor().detach().numpy().tolist() for p in mlp.parameters()]
+fsdp["adam_local_rows"] = [list(opt.state[p]["exp_avg"]._data.addressable_shards[0].data.shape)
+                           for p in mlp.parameters()]
+out["fsdp"] = fsdp
 
 # one epoch of a DistributedSampler: the process group gives num_replicas and rank
 ds = TensorDataset(torch.arange(10))

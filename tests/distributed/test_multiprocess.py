@@ -46,27 +46,78 @@ def test_collectives_match_their_definitions(ranks):
         assert res["all_to_all_single"] == [r, 10.0 + r]
 
 
-def test_ddp_across_processes_matches_one_process_with_the_global_batch(ranks):
-    assert ranks[0]["ddp_params"] == ranks[1]["ddp_params"]
+def test_send_recv_between_the_processes(ranks):
+    assert ranks[1]["send_recv"] == [5.0, 6.0, 7.0]
+    for r, res in enumerate(ranks):
+        assert res["exchange"] == [10.0 + (1 - r)] * 2  # the peer's, though both sent first
+        assert res["p2p_errors"] == ["ValueError", "NotImplementedError"]  # self, any source
+
+
+def test_collectives_and_ddp_inside_compile_break_the_graph_and_run_eagerly(ranks):
+    for res in ranks:
+        assert res["compiled_all_reduce"] == [2.0 * 1 + 2.0 * 2 + 1]
+        assert res["graph_breaks"] >= 2
+        assert res["ddp_compiled"] == res["ddp"]
+
+
+@pytest.mark.parametrize("scheme", ["ddp", "ddp_replicas"])
+def test_ddp_across_processes_matches_one_process_with_the_global_batch(ranks, scheme):
+    """The default (one mesh over both processes: its parameters are arrays on both
+    processes' devices) and the replica-per-process scheme both train as one process with the
+    global batch, each rank seeing its own outputs and loss."""
+    got = [r[scheme] for r in ranks]
+    assert got[0]["params"] == got[1]["params"]
+    assert got[0]["pred_shape"] == [8, 3]  # this rank's rows only
+    assert got[0]["devices"] == ([2, 2] if scheme == "ddp" else [1, 1])
     torchjax.manual_seed(0)  # rank 0's initial weights, which DDP broadcast
     model = torchjax.nn.Linear(4, 3)
     opt = torchjax.optim.SGD(model.parameters(), lr=0.5)
     g = np.random.default_rng(0)
-    losses = []
+    losses, halves = [], []
     for _ in range(3):
         x = torchjax.tensor(g.standard_normal((16, 4)).astype(np.float32))
         y = torchjax.tensor(g.integers(0, 3, 16))
+        with torchjax.no_grad():
+            halves.append([F.cross_entropy(model(x[r * 8:(r + 1) * 8]), y[r * 8:(r + 1) * 8])
+                           .item() for r in range(2)])
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    for got, want in zip(ranks[0]["ddp_params"], model.parameters()):
-        np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-5, atol=1e-6)
-    # each rank's loss is its half's mean; their average is the global batch's loss
-    np.testing.assert_allclose([(a + b) / 2 for a, b in zip(ranks[0]["ddp_losses"],
-                                                            ranks[1]["ddp_losses"])],
-                               losses, rtol=1e-5)
+    for got_p, want in zip(got[0]["params"], model.parameters()):
+        np.testing.assert_allclose(got_p, want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    # each rank's loss is its own half's, as PyTorch's replicas report
+    for r in range(2):
+        np.testing.assert_allclose(got[r]["losses"], [h[r] for h in halves], rtol=1e-5)
+
+
+def test_fully_shard_across_processes_matches_one_process(ranks):
+    """Each process keeps half of each parameter's rows (and of Adam's moments); training
+    matches one process with the global batch, each rank seeing its own loss."""
+    got = [r["fsdp"] for r in ranks]
+    assert got[0]["local_rows"] == [[4, 4], [4], [2, 8], [2]]
+    assert got[0]["adam_local_rows"] == got[0]["local_rows"]
+    assert got[0]["params"] == got[1]["params"]
+    torchjax.manual_seed(0)
+    nn = torchjax.nn
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+    opt = torchjax.optim.Adam(mlp.parameters(), lr=0.1)
+    g = np.random.default_rng(0)
+    halves = []
+    for _ in range(3):
+        x = torchjax.tensor(g.standard_normal((16, 4)).astype(np.float32))
+        y = torchjax.tensor(g.integers(0, 3, 16))
+        with torchjax.no_grad():
+            halves.append([F.cross_entropy(mlp(x[r * 8:(r + 1) * 8]), y[r * 8:(r + 1) * 8])
+                           .item() for r in range(2)])
+        opt.zero_grad()
+        F.cross_entropy(mlp(x), y).backward()
+        opt.step()
+    for got_p, want in zip(got[0]["params"], mlp.parameters()):
+        np.testing.assert_allclose(got_p, want.detach().numpy(), rtol=1e-4, atol=1e-5)
+    for r in range(2):
+        np.testing.assert_allclose(got[r]["losses"], [h[r] for h in halves], rtol=1e-5)
 
 
 def test_distributed_sampler_epoch_matches_pytorch(ranks):

@@ -8,6 +8,6 @@ are accepted and kept for the scripts that set and read them, and change no comp
     torch.backends.cudnn.benchmark = True
 """
 
-from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum, xla
 
-__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum", "xla"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import traceback
 
 import jax
@@ -66,6 +67,17 @@ def sticky():
     the trace complete and compile what the except clause made of it (its message, a
     fallback value), where eager mode gives the values. The caller raises the first noted
     break once the trace ends."""
+    with _PATCHING:
+        yield from _sticky()
+
+
+# Patching the class is process-wide: two threads tracing at once would each save the other's
+# wrappers as "originals" and could leave them installed for good, so traces take turns (a
+# trace runs Python for seconds at most; the programs then run without the lock).
+_PATCHING = threading.RLock()
+
+
+def _sticky():
     from .._tensor import Tensor
 
     seen: list = []

@@ -24,10 +24,10 @@ from .._x64 import scope
 from ..nn.modules.module import Module
 from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
-from . import _discover, config
+from . import _discover, _guard, config
 from ._breaks import GraphBreak, Unsupported, classify, describe
 from ._discover import FLAG_NAMES
-from ._prefill import lazy_writes, prefill
+from ._prefill import confirmed, lazy_writes, prefill, prefill_fresh
 from ._program import Program, Stale
 from ._trace import Snapshot, trace
 
@@ -63,6 +63,9 @@ class CompiledFunction:
         self._limit_hit = False
         self.compiles = 0
         self._top_ids = self._top = self._src = None
+        self._specs: dict = {}
+        self._guard = self._guard_sig = self._walked = self._guard_scalars = None
+        self._guard_builds = 0
         functools.update_wrapper(self, fn, updated=())
 
     # -- introspection -------------------------------------------------------------------------
@@ -86,26 +89,64 @@ class CompiledFunction:
         if config.disabled[0] or _TRACING[0]:
             # inside another compiled function's trace the code is simply part of that trace
             return self._fn(*args, **kwargs)
-        leaves, spec = tree_flatten((args, kwargs))
-        inputs = [x for x in leaves if isinstance(x, Tensor)]
+        guard = self._guard
+        if not kwargs and all(type(a) is Tensor for a in args):
+            # the usual call, tensors only: its spec depends on the count alone
+            leaves, inputs = args, args
+            spec = self._specs.get(len(args))
+            if spec is None:
+                spec = self._specs[len(args)] = tree_flatten((args, kwargs))[1]
+        else:
+            leaves, spec = tree_flatten((args, kwargs))
+            inputs = [x for x in leaves if isinstance(x, Tensor)]
+            if any(isinstance(a, (Module, Optimizer, LRScheduler))
+                   for a in (*args, *kwargs.values())):
+                guard = None  # the sources depend on the arguments: walked every call
         for t in inputs:
             if isinstance(t._data, Tracer):  # inside a JAX transform (torchjax.func, ...)
                 return self._fn(*args, **kwargs)
-        src = self._sources(args, kwargs)
-        state, state_sig = _discover.walk(src)
+        known = guard(inputs) if guard is not None else None
+        if known is None:
+            src = self._sources(args, kwargs)
+            state, state_sig = _discover.walk(src)
+            scalars = _discover.scalar_values(src)
+            self._new_guard(src, state, state_sig, scalars)
+            known = _known(inputs, state)
+            n_unique = len({id(t) for t in inputs})
+        else:  # every tensor once, the same scalar values (the guard checks both)
+            src, state_sig, n_unique = None, self._guard_sig, len(inputs)
+            scalars = self._guard_scalars
         # the autocast state (which device types cast to which dtype) is baked into the
         # trace like grad mode: entering or leaving autocast needs another program
-        key = (spec, tuple(_input_key(x) for x in leaves), STATE.grad_enabled,
-               len({id(t) for t in inputs}), state_sig, AUTOCAST.key)
+        key = (spec, tuple(_input_key(x) for x in leaves), STATE.grad_enabled, n_unique,
+               state_sig, AUTOCAST.key, scalars)
         program = self._programs.get(key)
-        known = _known(inputs, state)
         # the step is traced and run in torchjax's x64 scope, as its ops run eagerly: one
         # trace sees one x64 setting, and the program keeps PyTorch's 64-bit dtypes
         with scope():
             return self._run(key, args, kwargs, inputs, known, src, program)
 
+    def _new_guard(self, src, state, state_sig, scalars) -> None:
+        """Build the fast path for this state (see _guard) once the same signature has
+        been walked twice in a row, within a budget: state that changes on every call
+        keeps the walk."""
+        self._guard = None
+        if (state_sig, scalars) != self._walked or self._src is not src \
+                or self._guard_builds >= 8:
+            self._walked = (state_sig, scalars)
+            return
+        self._guard_builds += 1
+        self._guard = _guard.build(self._fn, src, state)
+        self._guard_scalars = scalars
+        # the same tuple object as the programs' keys hold, so that looking a key up
+        # compares it by identity rather than entry by entry
+        self._guard_sig = next((k[4] for k in self._programs if k[4] == state_sig),
+                               state_sig)
+
     def _run(self, key, args, kwargs, inputs, known, src, program):
         if program is None:
+            if src is None:
+                src = self._sources(args, kwargs)
             program, known = self._compile(key, args, kwargs, inputs, known, src)
         if program is _EAGER:
             return self._fn(*args, **kwargs)
@@ -117,6 +158,8 @@ class CompiledFunction:
                 _logs.log("recompiles", "Recompiling function %s: a state tensor's shape, "
                           "dtype or device changed", self._name)
             del self._programs[key]
+            if src is None:
+                src = self._sources(args, kwargs)
             program, known = self._compile(key, args, kwargs, inputs, known, src, log=False)
             if program is _EAGER:
                 return self._fn(*args, **kwargs)
@@ -139,6 +182,10 @@ class CompiledFunction:
             _logs.log("recompiles", "Recompiling function %s: %s", self._name,
                       _reason(self._closest(key), key))
         self._last_key = key
+        if STATE.grad_enabled:
+            got = self._fresh(key, args, kwargs, inputs, known, src)
+            if got is not None:
+                return got
         _TRACING[0] += 1
         try:
             traced = trace(self._fn, args, kwargs, known, src)
@@ -166,6 +213,33 @@ class CompiledFunction:
         self.compiles += 1
         return program, known
 
+    def _fresh(self, key, args, kwargs, inputs, known, src):
+        """(program, known) of a fresh training loop traced once over guessed state (see
+        _prefill), or None, having changed nothing, to trace it the ordinary way."""
+        snapshot = Snapshot(known, src, [])
+        made = prefill_fresh(src.optimizers)
+        if made is None:
+            return None
+        state, state_sig = _discover.walk(src)
+        known_b = _known(inputs, state)
+        _TRACING[0] += 1
+        try:
+            traced = trace(self._fn, args, kwargs, known_b, src)
+        except Exception:
+            traced = None  # the ordinary trace meets the same problem and reports it
+        finally:
+            _TRACING[0] -= 1
+        if traced is None or traced.differentiable_outputs \
+                or not confirmed(traced, made, known_b):
+            snapshot.restore()
+            return None
+        steady = key[:4] + (state_sig,) + key[5:]
+        program = Program(traced, len(_unique(inputs)), self.donate, self._name)
+        self._programs[steady] = program
+        self._last_key = steady
+        self.compiles += 1
+        return program, known_b
+
     def _prefilled(self, lazy, key, args, kwargs, inputs, known, src):
         """(program, known) of the steady signature, its gradients and optimizer state
         created now (see _prefill); None to keep the first call's own program."""
@@ -174,7 +248,7 @@ class CompiledFunction:
             snapshot.restore()
             return None
         state, state_sig = _discover.walk(src)
-        steady = key[:4] + (state_sig,) + key[5:]
+        steady = key[:4] + (state_sig,) + key[5:]  # the same scalars: nothing ran between
         known_b = _known(inputs, state)
         _TRACING[0] += 1
         try:
@@ -196,7 +270,8 @@ class CompiledFunction:
         if not args and not kwargs or not any(
                 isinstance(a, (Module, Optimizer, LRScheduler))
                 for a in (*args, *kwargs.values())):
-            if ids == self._top_ids:
+            if ids == self._top_ids and not self._src.watched:
+                # (what containers hold may change between calls: then found again)
                 return self._src
             self._src = _discover.roots(self._fn, (), {})
             self._top_ids, self._top = ids, top  # held: the ids stay those objects'
@@ -214,6 +289,7 @@ class CompiledFunction:
         return best
 
     def reset(self) -> None:
+        self._guard = self._walked = None
         self._programs.clear()
         self._last_key = None
         self._limit_hit = False
@@ -246,7 +322,7 @@ def _known(inputs, state):
 
 def _distance(a, b) -> int:
     """How many entries two keys differ in (argument leaves and state entries one by one)."""
-    d = (a[0] != b[0]) + (a[2] != b[2]) + (a[3] != b[3]) + (a[5] != b[5])
+    d = (a[0] != b[0]) + (a[2] != b[2]) + (a[3] != b[3]) + (a[5] != b[5]) + (a[6] != b[6])
     for part in (1, 4):
         x, y = a[part], b[part]
         d += abs(len(x) - len(y)) + sum(u != v for u, v in zip(x, y))
@@ -270,6 +346,11 @@ def _reason(old, new) -> str:
     if old[5] != new[5]:
         return ("autocast is now " + (", ".join(f"{d}: {t}" for d, t in new[5]) if new[5]
                                       else "off"))
+    if old[6] != new[6]:
+        for a, b in zip(old[6], new[6]):
+            if a != b:
+                return (f"a Python value the function reads (a global or closure variable) "
+                        f"changed: {_show_scalar(a)} -> {_show_scalar(b)}")
     if old[3] != new[3]:
         return "the same tensor is now passed as several arguments (or no longer)"
     for a, b in zip(old[4], new[4]):
@@ -286,6 +367,10 @@ def _show(k) -> str:
     if isinstance(k, tuple) and len(k) == 2:
         return repr(k[1])
     return repr(k)
+
+
+def _show_scalar(k) -> str:
+    return repr(k[1]) if isinstance(k, tuple) else f"a {k.__name__}"
 
 
 def _show_state(a, b) -> str:

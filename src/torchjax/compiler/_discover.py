@@ -15,6 +15,7 @@ of the program; they are just not guarded by identity.
 
 from __future__ import annotations
 
+import dis
 import functools
 import types
 
@@ -30,21 +31,38 @@ class Sources:
     """The modules, optimizers and loose tensors a function reaches, plus the containers
     (lists, dicts) it reaches, which the trace checks for leaked tensors."""
 
-    __slots__ = ("modules", "optimizers", "tensors", "containers", "_seen")
+    __slots__ = ("modules", "optimizers", "tensors", "paths", "containers", "watched",
+                 "scalars", "_seen")
 
     def __init__(self):
+        # where the reached functions read Python scalars (a closure cell with key None, or
+        # a globals dict, container or object __dict__ and a key): the trace bakes their
+        # values in, so they are part of the key
+        self.scalars: list = []
         self.modules: list = []
         self.optimizers: list = []
         self.tensors: list = []
+        # where each loose tensor was found: (a mutable container, its key), or None for a
+        # fixed place (a closure cell or global, guarded by the caller); read afresh each call
+        self.paths: list = []
         self.containers: list = []
+        # the mutable containers whose items were looked into (lists, dicts, the __dict__ of
+        # a plain object): a replaced item means other sources
+        self.watched: list = []
         self._seen: set = set()
 
-    def add(self, v, depth: int = 0) -> None:
+    def add(self, v, depth: int = 0, holder=None, key=None) -> None:
+        if type(v) in SCALARS:
+            if holder is not None:
+                self.scalars.append((holder, key))
+            return
         if id(v) in self._seen or depth > _MAX_DEPTH:
             return
         if isinstance(v, Tensor):
             self._seen.add(id(v))
             self.tensors.append(v)
+            self.paths.append(None if holder is None or isinstance(holder, tuple)
+                              else (holder, key))
         elif isinstance(v, Module):
             # the walk expands submodules on every call (a submodule may be replaced)
             self._seen.add(id(v))
@@ -55,17 +73,23 @@ class Sources:
         elif isinstance(v, LRScheduler):
             self._seen.add(id(v))
             self.add(v.optimizer, depth + 1)
-        elif isinstance(v, (list, tuple, set, frozenset)):
+        elif isinstance(v, (list, tuple)):
             self._seen.add(id(v))
             if isinstance(v, list):
                 self.containers.append(v)
+                self.watched.append(v)
+            for i, x in enumerate(v):
+                self.add(x, depth + 1, v, i)
+        elif isinstance(v, (set, frozenset)):
+            self._seen.add(id(v))
             for x in v:
                 self.add(x, depth + 1)
         elif isinstance(v, dict):
             self._seen.add(id(v))
             self.containers.append(v)
-            for x in v.values():
-                self.add(x, depth + 1)
+            self.watched.append(v)
+            for k, x in v.items():
+                self.add(x, depth + 1, v, k)
         elif isinstance(v, functools.partial):
             self._seen.add(id(v))
             self.add_callable(v.func, depth + 1)
@@ -76,8 +100,10 @@ class Sources:
         elif _is_plain_object(v) and depth <= 1:
             # an object holding the model and optimizer (a Trainer's `self`)
             self._seen.add(id(v))
-            for x in vars(v).values():
-                self.add(x, depth + 1)
+            d = vars(v)
+            self.watched.append(d)
+            for k, x in d.items():
+                self.add(x, depth + 1, d, k)
 
     def add_callable(self, fn, depth: int = 0) -> None:
         if isinstance(fn, types.MethodType):
@@ -95,13 +121,36 @@ class Sources:
                 value = cell.cell_contents
             except ValueError:  # an empty cell (a name assigned later in the enclosing scope)
                 continue
-            self.add(value, depth)
+            if type(value) in SCALARS:
+                self.scalars.append((cell, None))
+            else:
+                self.add(value, depth)
         g = fn.__globals__
         for name in _global_names(fn.__code__):
             if name in g:
                 v = g[name]
-                if not isinstance(v, (types.ModuleType, type)):
+                if type(v) in SCALARS:
+                    self.scalars.append((g, name))
+                elif not isinstance(v, (types.ModuleType, type)):
                     self.add(v, depth)
+
+
+# Python values a trace bakes in as constants (a global `SCALE = 2.0` the step multiplies by)
+SCALARS = frozenset((int, float, bool, complex, str))
+
+
+def scalar_values(src: Sources) -> tuple:
+    """The values of the Python scalars the reached functions read, with their types (1 and
+    1.0 trace differently); a name that no longer holds a scalar reads as its type."""
+    out = []
+    for holder, name in src.scalars:
+        try:
+            v = holder.cell_contents if name is None else holder[name]
+        except (ValueError, LookupError):  # emptied cell, deleted global or item
+            v = None
+        t = type(v)
+        out.append((t, v) if t in SCALARS else t)
+    return tuple(out)
 
 
 def _is_plain_object(v) -> bool:
@@ -109,10 +158,15 @@ def _is_plain_object(v) -> bool:
                                                           types.FunctionType)))
 
 
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"))
+
+
 @functools.lru_cache(maxsize=1024)
 def _global_names(code) -> tuple:
-    """The global names a code object and its nested functions/comprehensions read."""
-    names = list(code.co_names)
+    """The global names a code object and its nested functions/comprehensions read (the
+    names of global loads, not co_names, which also holds every attribute name: a global
+    `lr` that the step never reads but whose name it uses as `group.lr` is not one)."""
+    names = [i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS]
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names.extend(_global_names(c))

@@ -8,6 +8,14 @@ is built: gradients as zeros, optimizer state as the optimizer's own initial sta
 (`_init_state`, what its first step would make). The step is traced again over that state,
 and that program, the one every later call uses, runs the first call too.
 
+Tracing costs as much as a third of a first call (the GPT step: ~4 s of tracing, ~11 s of XLA
+compile), and the step above is traced twice. So a loop that looks fresh (its optimizers hold
+no state, its parameters no gradients) gets the state before the first trace instead, for
+every parameter its optimizers hold (`prefill_fresh`), and `confirmed` then checks the trace
+against that guess: every such parameter ends the step with a gradient and had its optimizer
+state updated, and nothing else was created lazily. A wrong guess (a parameter the step never
+reaches, an optimizer the step does not call) is undone, and the step traced as above.
+
 The first call computes the same values either way: gradients accumulated into zeros are the
 gradients, and an optimizer updating its initial state is what its first step does. The one
 exception is SGD with momentum and dampening, whose first step treats the buffer specially
@@ -21,7 +29,7 @@ import jax
 import numpy as np
 
 from .._tensor import Tensor
-from ._trace import GradWrite, OptStateWrite
+from ._trace import GradClear, GradWrite, OptStateWrite, TensorWrite
 
 
 def lazy_writes(traced) -> list:
@@ -70,4 +78,52 @@ def prefill(lazy, known) -> bool:
             # program per shape
             zeros = np.zeros(aval.shape, aval.dtype)
             t._grad = Tensor._wrap(jax.device_put(zeros, t._data.sharding))
+    return True
+
+
+def prefill_fresh(optimizers) -> list | None:
+    """Zero gradients and initial optimizer state for every parameter the optimizers hold
+    (see the module docstring); [(parameter, its state tensors)], or None (having changed
+    nothing) when the loop is not a fresh one."""
+    if not optimizers:
+        return None
+    for opt in optimizers:
+        if opt.state or _dampened(opt) or not hasattr(opt, "_init_state"):
+            return None
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if p._grad is not None:
+                    return None
+    made = []
+    for opt in optimizers:
+        for group in opt.param_groups:
+            stateful = opt._stateful(group)
+            for p in group["params"]:
+                if not p._requires_grad:
+                    continue
+                zeros = np.zeros(p._data.shape, p._data.dtype)
+                p._grad = Tensor._wrap(jax.device_put(zeros, p._data.sharding))
+                states = []
+                if stateful:
+                    st = opt._init_state(p, group)
+                    opt.state[p].update(st)
+                    states = [v for v in st.values() if isinstance(v, Tensor)]
+                made.append((p, states))
+    return made
+
+
+def confirmed(traced, made, known) -> bool:
+    """Whether the trace over the guessed state did what the guess assumed."""
+    pos = {id(t): i for i, t in enumerate(known)}
+    written = {w.t for w, has_value in traced.writes
+               if has_value and isinstance(w, TensorWrite)}
+    cleared = {w.t for w, _ in traced.writes if isinstance(w, GradClear)}
+    for p, states in made:
+        if pos.get(id(p)) in cleared:
+            return False  # the step left it without a gradient: eager makes no state
+        if any(pos.get(id(s)) not in written for s in states):
+            return False  # the optimizer did not step it
+    for w, _ in lazy_writes(traced):
+        if isinstance(w, OptStateWrite) or known[w.t]._grad is None:
+            return False  # state the guess did not make
     return True

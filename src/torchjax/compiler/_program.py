@@ -19,10 +19,10 @@ from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from .._autograd.grad_mode import STATE
 from .._autograd.node import node_class
-from .._functionalize import tree_unflatten
+from .._functionalize import LEAF, tree_unflatten
 from .._jax_node import edge_of, record
 from .._tensor import Tensor
-from ._trace import OUT, Extra, Hyper, Literal, RngKey, RngOffset, TensorWrite
+from ._trace import OUT, Extra, GradWrite, Hyper, Literal, RngKey, RngOffset, TensorWrite
 
 try:
     from jax._src.interpreters.partial_eval import convert_constvars_jaxpr
@@ -84,6 +84,7 @@ class Program:
         self.traced = tr = traced
         self.n_consts = len(tr.jaxpr.consts)
         self.slots = tr.const_slots
+        self._const_cache = [None] * len(self.slots)
         self.array_of = tr.array_of
         self.n_arrays = tr.n_known
         self.draws = tr.draws
@@ -115,13 +116,27 @@ class Program:
         self._reach_rows = self._reach() if self.differentiable else None
         self.n_outputs = tr.n_outputs
         self.executions = 0
+        self._spent_node = _spent_node(len(tr.out_requires_grad)) if self.spent else None
+        self._data_writes, self._grad_writes, self._other_writes = [], [], []
+        r = 0
+        for w, has_value in self.writes:
+            if has_value and w.__class__ is TensorWrite:
+                self._data_writes.append((w.t, r))
+            elif has_value and w.__class__ is GradWrite:
+                self._grad_writes.append((w.t, r))
+            else:
+                self._other_writes.append((w, r if has_value else None))
+            r += has_value
+        self._single = (tr.out_spec == LEAF and len(tr.out_template) == 1
+                        and tr.out_template[0] is OUT)
 
     # -- inputs ----------------------------------------------------------------------------------
 
     def _consts(self):
         hypers: dict = {}
         out = []
-        for s in self.slots:
+        cache = self._const_cache
+        for i, s in enumerate(self.slots):
             cls = s.__class__
             if cls is Literal:
                 out.append(s.value)
@@ -130,7 +145,14 @@ class Program:
                 h = hypers.get(k)
                 if h is None:
                     h = hypers[k] = s.opt._hypers(s.opt.param_groups[s.group])
-                out.append(h[s.key])
+                v = h[s.key]
+                # a Python float argument costs the jitted call a conversion to a device
+                # array (~5 µs each, as much as the rest of a small step's Python): keep the
+                # array of the last value (the same weak-typed f64 the call would make)
+                c = cache[i]
+                if c is None or c[0] != v or c[0].__class__ is not v.__class__:
+                    c = cache[i] = (v, jax.device_put(v))
+                out.append(c[1])
             elif cls is RngKey:
                 out.append(s.gen._base_key())
             elif cls is RngOffset:
@@ -170,17 +192,34 @@ class Program:
         else:
             raw = self.jitted(*consts, *arrays)
             outs = [Tensor._wrap(o) for o in raw[:n]]
+            for i in self.traced.out_long32:  # the dtype policy's int64-as-int32 tag
+                outs[i].__dict__["_long32"] = True
             raw = raw[n:]
             if self.spent is not None and STATE.grad_enabled:
-                _mark_spent(outs, self.spent)
+                _mark_spent(outs, self.spent, self._spent_node)
         self.executions += 1
-        it = iter(raw)
-        for w, has_value in self.writes:
-            w.put(known, next(it) if has_value else None)
+        # the writes back, the common kinds inline (a small step's Python is its cost)
+        for i, r in self._data_writes:
+            t = known[i]
+            vc = t._vc
+            if vc is None:
+                t._vc = [1]
+            else:
+                vc[0] += 1
+            t._data = raw[r]
+            if t._views:
+                t._refresh_views()
+        wrap = Tensor._wrap
+        for i, r in self._grad_writes:
+            known[i]._grad = wrap(raw[r])
+        for w, r in self._other_writes:
+            w.put(known, None if r is None else raw[r])
         for gen, count in self.draws:
             gen._offset += count
         for sched, args in self.post_steps:
             sched.step(*args)
+        if self._single:
+            return outs[0]
         tr = self.traced
         leaves = list(tr.out_template)
         res = iter(outs[:n])
@@ -223,11 +262,16 @@ class Program:
         return rows + [[False] * (n + self.n_arrays)] * n_state
 
 
-def _mark_spent(outs, flags):
-    """Give the outputs one grad_fn whose saved values are already freed: a later backward
-    through them raises PyTorch's "backward through the graph a second time" error."""
-    node = node_class("CompiledFunctionBackward")(None, None, (), (), len(outs))
+def _spent_node(n):
+    """A grad_fn whose saved values are already freed: a later backward through the
+    outputs holding it raises PyTorch's "backward through the graph a second time" error.
+    One per program, shared by its calls' outputs (it holds nothing)."""
+    node = node_class("CompiledFunctionBackward")(None, None, (), (), n)
     node._released = True
+    return node
+
+
+def _mark_spent(outs, flags, node):
     for k, (t, rg) in enumerate(zip(outs, flags)):
         if rg:
             t._requires_grad = True

@@ -5,7 +5,9 @@
   NamedShardings, and XLA's SPMD partitioner inserts the collectives.
 - Many processes (one per host, or as torchrun starts them): `init_process_group` reads
   torchrun's variables and calls `jax.distributed.initialize`; the collectives below run as
-  jitted programs over one device of each process.
+  jitted programs over one device of each process (send/recv over a pair of them); DDP and
+  fully_shard train on one mesh over every process's devices, each rank's batch its rows of
+  a global batch (_global_batch.py).
 
 Without init_process_group a script sees PyTorch's single-process behaviour: is_initialized()
 is False and get_rank()/get_world_size()/the collectives raise ValueError. See
@@ -28,15 +30,12 @@ from ._collectives import (
     broadcast,
     broadcast_object_list,
     gather,
-    irecv,
-    isend,
-    recv,
     reduce,
     reduce_scatter,
     reduce_scatter_tensor,
     scatter,
-    send,
 )
+from ._p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from ._process_group import (
     GroupMember,
     ProcessGroup,
@@ -58,8 +57,8 @@ __all__ = ["is_available", "is_initialized", "is_nccl_available", "is_gloo_avail
            "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object",
            "broadcast", "broadcast_object_list", "reduce", "gather", "scatter",
            "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
-           "new_group", "send", "recv", "isend", "irecv", "ReduceOp", "Backend", "group",
-           "GroupMember", "ProcessGroup", "Work", "DeviceMesh", "init_device_mesh"]
+           "new_group", "send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv",
+           "ReduceOp", "Backend", "group", "GroupMember", "ProcessGroup", "Work", "DeviceMesh", "init_device_mesh"]
 
 
 def is_available() -> bool:

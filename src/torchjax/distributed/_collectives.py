@@ -19,12 +19,13 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .._autograd import grad_mode
 from .._tensor import Tensor
+from .._untraceable import Untraceable
 from ._process_group import MeshGroup, _group
 
 __all__ = ["ReduceOp", "all_reduce", "all_gather", "all_gather_into_tensor",
            "reduce_scatter_tensor", "reduce_scatter", "broadcast", "reduce", "gather", "scatter",
            "all_to_all_single", "all_to_all", "all_gather_object", "broadcast_object_list",
-           "send", "recv", "isend", "irecv", "Work"]
+           "Work"]
 
 
 class ReduceOp(enum.Enum):
@@ -106,9 +107,13 @@ def _run(kind, op, tensor: Tensor, g):
         rows = jnp.asarray(arr)[None]
         return _reduce_fn(op)(rows) if kind == "reduce" else rows
     if isinstance(arr, jax.core.Tracer):
-        raise NotImplementedError(
-            "torch.distributed collectives across processes inside torchjax.compile are not "
-            "supported by torchjax yet: call them outside the compiled step")
+        # a compiled step is one program per process over its own arrays; JAX runs a
+        # collective between processes only in a program whose arrays span them. Untraceable
+        # is the compiler's graph break: torchjax.compile runs the step eagerly (and says so)
+        raise Untraceable(
+            "torch.distributed collectives across processes cannot be traced into a compiled "
+            "step (JAX moves data between processes only in a program whose arrays span "
+            "them); the step runs eagerly")
     mesh = g.mesh()
     mine = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
     arr = jnp.asarray(tensor._data)
@@ -299,11 +304,3 @@ def broadcast_object_list(object_list: list, src: int = 0, group=None, device=No
         rows = _object_rows(list(object_list), g)
         object_list[:] = rows[g.ranks.index(src) if group_src is None else group_src]
 
-
-def _no_p2p(*args, **kwargs):
-    raise NotImplementedError(
-        "torch.distributed send/recv are not supported by torchjax: JAX moves data between "
-        "processes only inside a program all of them run; use broadcast or all_gather")
-
-
-send = recv = isend = irecv = _no_p2p

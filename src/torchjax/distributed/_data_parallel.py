@@ -17,7 +17,9 @@ import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
 from .._tensor import Tensor
+from .._untraceable import Untraceable
 from ..nn.modules.module import Module
+from ._global_batch import on_sharding, spans_processes, to_global, to_local
 from ._reshard import reshard, reshard_
 
 
@@ -31,9 +33,23 @@ def replicate_module(module: Module, jax_mesh) -> None:
     """Every parameter and buffer of `module`, replicated over the mesh, in place; parameters
     already laid out (by parallelize_module: tensor parallel inside data parallel) keep it."""
     rep = NamedSharding(jax_mesh, PartitionSpec())
+    across = spans_processes(rep)
     for t in list(module.parameters()) + list(module.buffers()):
         if getattr(t, "_sharding", None) is None:
-            reshard_(t, rep)
+            if across:  # each process made its own: rank 0's values, as PyTorch's DDP
+                _broadcast_from_rank0(t)
+                t._data = on_sharding(t._data, rep)  # a device_put would be a cross-host copy
+                if t._grad is not None:
+                    t._grad._data = on_sharding(t._grad._data, rep)
+            else:
+                reshard_(t, rep)
+
+
+def _broadcast_from_rank0(t) -> None:
+    from . import _process_group
+    from ._collectives import broadcast
+    if _process_group.is_initialized():
+        broadcast(t, src=0)
 
 
 def batch_sharding(mesh, ndim: int, dim: int):
@@ -51,17 +67,22 @@ def shard_batch(obj, mesh, dim: int, what: str):
         if obj.ndim <= dim:
             return obj
         n = mesh.size()
-        if obj.shape[dim] % n:
+        if obj.shape[dim] % n and not spans_processes(batch_sharding(mesh, obj.ndim, dim)):
             raise ValueError(
                 f"{what}: a batch of {obj.shape[dim]} (dim {dim} of an input of shape "
                 f"{tuple(obj.shape)}) does not split evenly over {n} devices; use a global "
                 f"batch size divisible by {n} (DataLoader(..., drop_last=True))")
-        if jax.process_count() > 1 and not isinstance(obj._data, jax.core.Tracer):
-            raise NotImplementedError(
-                f"{what} on a mesh that spans processes is not supported by torchjax yet: "
-                "each process holds only its batch; use DistributedDataParallel(model) without "
-                "a device_mesh (one replica per process), or DTensor.from_local for the batch")
-        return reshard(obj, batch_sharding(mesh, obj.ndim, dim))
+        sharding = batch_sharding(mesh, obj.ndim, dim)
+        if spans_processes(sharding):
+            if isinstance(obj._data, jax.core.Tracer):
+                # the compiler's graph break (see _collectives._run): the step runs eagerly
+                raise Untraceable(
+                    f"{what} on a mesh that spans processes cannot be traced into a compiled "
+                    "step (each process's batch must become its rows of the global batch "
+                    "before the program runs); the step runs eagerly")
+            # each process holds only its own batch: it becomes its rows of the global one
+            return to_global(obj, sharding, dim, what)
+        return reshard(obj, sharding)
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return type(obj)(*(shard_batch(o, mesh, dim, what) for o in obj))
     if isinstance(obj, (list, tuple)):
@@ -94,6 +115,10 @@ class DistributedDataParallel(Module):
                                       "supported by torchjax")
         if process_group is not None and device_mesh is not None:
             raise RuntimeError("Cannot specify both process_group and device_mesh arguments.")
+        from ._process_group import MeshGroup
+        if isinstance(process_group, MeshGroup):  # mesh.get_group("dp"): that mesh dimension
+            device_mesh = process_group.device_mesh[process_group.dim_name]
+            process_group = None
         self.module = module
         self.dim = dim
         self.device_ids = device_ids
@@ -103,28 +128,30 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
-        # several processes and no mesh: PyTorch's own scheme, a replica per process
-        self._across_processes = (device_mesh is None and process_group is None and
-                                  jax.process_count() > 1)
+        # several processes: by default one mesh over every process's devices, one SPMD
+        # program over the global batch (_global_batch.py); given a process_group, PyTorch's
+        # own scheme: a replica per process, gradients all-reduced over the group
+        self._across_processes = process_group is not None and jax.process_count() > 1
         if self._across_processes:
-            self._init_across_processes(module)
+            self._init_across_processes(module, process_group)
             return
         mesh = device_mesh if device_mesh is not None else default_mesh()
         self.device_mesh = mesh
+        self._spans_processes = spans_processes(NamedSharding(mesh.jax_mesh, PartitionSpec()))
         replicate_module(module, mesh.jax_mesh)
 
-    def _init_across_processes(self, module):
+    def _init_across_processes(self, module, group):
         """One replica per process, as PyTorch's DDP: parameters broadcast from rank 0, each
         gradient averaged over the processes when it is accumulated (an all-reduce that JAX
         runs across the processes, _collectives.py). Each process keeps its own batch."""
         from ._collectives import ReduceOp, all_reduce, broadcast
         self.device_mesh = None
         for t in list(module.parameters()) + list(module.buffers()):
-            broadcast(t, src=0)
+            broadcast(t, src=group.ranks[0], group=group)
 
         def average(p):
             if self.require_backward_grad_sync and p.grad is not None:
-                all_reduce(p.grad, op=ReduceOp.AVG)
+                all_reduce(p.grad, op=ReduceOp.AVG, group=group)
         for p in module.parameters():
             if p.requires_grad:
                 p.register_post_accumulate_grad_hook(average)
@@ -135,7 +162,9 @@ class DistributedDataParallel(Module):
         mesh = self.device_mesh
         inputs = shard_batch(inputs, mesh, self.dim, "DistributedDataParallel")
         kwargs = shard_batch(kwargs, mesh, self.dim, "DistributedDataParallel")
-        return self.module(*inputs, **kwargs)
+        out = self.module(*inputs, **kwargs)
+        # a mesh over several processes: each rank reads its own rows, as PyTorch's replicas
+        return to_local(out, mesh, self.dim) if self._spans_processes else out
 
     @contextlib.contextmanager
     def no_sync(self):

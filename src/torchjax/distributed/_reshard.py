@@ -41,10 +41,3 @@ def reshard_(t: Tensor, sharding) -> None:
     if t._grad is not None:
         t._grad._data = place_array(t._grad._data, sharding)
 
-
-def check_divisible(shape, dim: int, parts: int, what: str) -> None:
-    if shape[dim] % parts:
-        raise ValueError(
-            f"{what}: dim {dim} of a tensor of shape {tuple(shape)} does not split evenly over "
-            f"{parts} devices (JAX's shardings are even; PyTorch would pad the last shard); "
-            f"use a size divisible by {parts} or Replicate()")

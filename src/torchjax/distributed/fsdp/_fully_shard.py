@@ -14,9 +14,11 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ...nn.modules.module import Module
 from .._data_parallel import default_mesh, shard_batch
+from .._global_batch import on_sharding, spans_processes, to_local
 from .._reshard import place_array
+from ..device_mesh import DeviceMesh
 from ..tensor._dtensor import DTensor, lay_out_parameter
-from ..tensor._placements import Replicate, Shard
+from ..tensor._placements import Replicate, Shard, sharding_of
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy",
            "CPUOffloadPolicy"]
@@ -54,15 +56,19 @@ class FSDPModule:
     """The class fully_shard mixes into a module (FSDP<Name>, as PyTorch's)."""
 
     def __call__(self, *args, **kwargs):
-        if _DEPTH.calls == 0:
-            mesh = self._fsdp_mesh
+        root = _DEPTH.calls == 0
+        mesh = self._fsdp_mesh
+        if root:
             args = shard_batch(args, mesh, 0, "fully_shard")
             kwargs = shard_batch(kwargs, mesh, 0, "fully_shard")
         _DEPTH.calls += 1
         try:
-            return super().__call__(*args, **kwargs)
+            out = super().__call__(*args, **kwargs)
         finally:
             _DEPTH.calls -= 1
+        if root and _spans(mesh):  # each rank reads its own rows, as PyTorch's ranks do
+            out = to_local(out, mesh, 0)
+        return out
 
     # XLA gathers and frees the shards inside each program: these are PyTorch's controls
     # over when FSDP does that itself, and have nothing to do here
@@ -110,6 +116,31 @@ def _param_layout(p, mesh):
     return placements, PartitionSpec(shard_dim)
 
 
+def _with_tensor_parallel(p, mesh):
+    """FSDP's Shard(0) over `mesh` (a 1-d slice, "dp") composed with the placement tensor
+    parallel gave p over another slice ("tp") of the same mesh, as PyTorch's FSDP2 + TP: the
+    parameter's DeviceMesh becomes the 2-d one, placements (FSDP's, TP's) in its order."""
+    tp = p._mesh
+    if tp.jax_mesh != mesh.jax_mesh:
+        raise ValueError("fully_shard: a parameter laid out by tensor parallel on another "
+                         "DeviceMesh; use two slices of one mesh (mesh['dp'], mesh['tp'])")
+    if mesh.ndim != 1 or set(tp._dims) & set(mesh._dims):
+        raise NotImplementedError(
+            f"fully_shard over mesh dims {list(mesh._dims)} of a parameter tensor parallel "
+            f"laid out over {list(tp._dims)} is not supported by torchjax: FSDP + TP takes a "
+            f"1-d FSDP slice disjoint from the TP one")
+    names = tuple(n for n in mesh.jax_mesh.axis_names if n in mesh._dims or n in tp._dims)
+    both = DeviceMesh._view(mesh, names)
+    mine = dict(zip(tp._dims, p._placements))
+    parts = mesh.size()
+    for name, q in mine.items():
+        if q == Shard(0):
+            parts *= mesh.jax_mesh.shape[name]
+    # dim 0 that does not split is left replicated over the FSDP dim (as for plain FSDP)
+    fsdp = Shard(0) if p.ndim and p.shape[0] % parts == 0 else Replicate()
+    return both, tuple(fsdp if n in mesh._dims else mine[n] for n in names)
+
+
 def _shard_grad(p):
     if p._grad is not None:
         p._grad._data = place_array(p._grad._data, p._sharding)
@@ -146,18 +177,45 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                          f"{mesh.ndim}-d mesh")
     ignored = set(map(id, ignored_params or ()))
     for p in module.parameters():
-        if id(p) in ignored or isinstance(p, DTensor):
+        if id(p) in ignored or getattr(p, "_fsdp", False):
             continue  # an inner fully_shard already laid it out
-        placements, spec = _param_layout(p, mesh)
-        sharding = NamedSharding(mesh.jax_mesh, spec)
-        lay_out_parameter(p, mesh, placements, sharding)
+        if isinstance(p, DTensor):  # tensor parallel laid it out: FSDP on top, a 2-d layout
+            p_mesh, placements = _with_tensor_parallel(p, mesh)
+            sharding = sharding_of(p_mesh, placements, tuple(p.shape))
+        else:
+            p_mesh = mesh
+            placements, spec = _param_layout(p, mesh)
+            sharding = NamedSharding(mesh.jax_mesh, spec)
+        if spans_processes(sharding):
+            _to_global(p, sharding)
+        lay_out_parameter(p, p_mesh, placements, sharding)
+        p._fsdp = True
         p.register_post_accumulate_grad_hook(_shard_grad)
     for b in module.buffers():
-        b._data = place_array(b._data, NamedSharding(mesh.jax_mesh, PartitionSpec()))
+        rep = NamedSharding(mesh.jax_mesh, PartitionSpec())
+        if spans_processes(rep):
+            _to_global(b, rep)
+        b._data = place_array(b._data, rep)
     module._fsdp_mesh = mesh
     module.__class__ = _fsdp_class(type(module))
     module.register_load_state_dict_post_hook(_reshard_after_load)
     return module
+
+
+def _spans(mesh) -> bool:
+    return spans_processes(NamedSharding(mesh.jax_mesh, PartitionSpec()))
+
+
+def _to_global(t, sharding) -> None:
+    """t (each process made its own) as one array over every process's devices: rank 0's
+    values, as PyTorch's FSDP broadcasts them, each process keeping only its shards."""
+    from .. import _process_group
+    from .._collectives import broadcast
+    if _process_group.is_initialized():
+        broadcast(t, src=0)
+    t._data = on_sharding(t._data, sharding)
+    if t._grad is not None:
+        t._grad._data = on_sharding(t._grad._data, sharding)
 
 
 def _reshard_after_load(module, incompatible_keys):

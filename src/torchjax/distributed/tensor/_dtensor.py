@@ -3,9 +3,9 @@
 In PyTorch each rank holds its local shard and DTensor's ops add the collectives. In JAX one
 program holds the global array, sharded over the devices, and XLA adds the collectives; so a
 DTensor here *is* its global value (its shape is the global shape, `numpy()` gathers it) and
-carries its mesh and placements. Ops on it run sharded: their results are Tensors whose
-arrays keep the sharding XLA propagated (`DTensor.from_sharded(t, mesh)` reads them back as
-DTensors).
+carries its mesh and placements. Ops on it run sharded and give DTensors whose placements
+follow PyTorch's rules (_propagate.py); inside torchjax.compile they give plain Tensors
+(`DTensor.from_sharded(t, mesh)` reads the placements of a sharded result back).
 """
 
 from __future__ import annotations
@@ -137,7 +137,18 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
         placed = reshard(tensor.detach(), sharding)
     d = _as_dtensor(placed, mesh, placements)
     d._requires_grad = tensor._requires_grad
+    d.register_post_accumulate_grad_hook(_grad_as_dtensor)
     return d
+
+
+def _grad_as_dtensor(d) -> None:
+    """A DTensor leaf's .grad is a DTensor laid out as the leaf, as PyTorch's."""
+    g = d._grad
+    if g is not None and type(g) is not DTensor:
+        from .._reshard import place_array
+        g._data = place_array(g._data, sharding_of(d._mesh, d._placements, tuple(d.shape)))
+        g.__class__ = DTensor
+        g._mesh, g._placements = d._mesh, d._placements
 
 
 def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_fn=None,
@@ -187,13 +198,22 @@ def _take(x, index, divisor):
 
 
 def _local_index(dt: DTensor) -> tuple:
+    """This process's first device's piece of dt, as PyTorch's Shard(d) gives it on that rank:
+    torch.chunk's piece (ceil(size / n) long, the last ones shorter or empty), mesh dimension
+    by mesh dimension. For an even split it is exactly the shard that device holds."""
     mesh = dt._mesh
-    coord = mesh.get_coordinate_full()
+    coord = mesh.get_coordinate()
     if coord is None:
         raise RuntimeError("DTensor.to_local: this process holds no device of the mesh")
-    device = mesh.jax_mesh.devices[coord]
-    index = dt._data.sharding.devices_indices_map(tuple(dt.shape))[device]
-    return tuple((s.start, s.stop, s.step) for s in index)
+    index = [[0, n, None] for n in dt.shape]
+    for m, p in enumerate(dt._placements):
+        if isinstance(p, Shard):
+            start, stop, _ = index[p.dim]
+            size, n = stop - start, mesh.size(m)
+            chunk = -(-size // n)
+            lo = min(coord[m] * chunk, size)
+            index[p.dim] = [start + lo, start + min(lo + chunk, size), None]
+    return tuple(tuple(i) for i in index)
 
 
 def _from_process_local(local: Tensor, mesh: DeviceMesh, placements) -> DTensor:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from jax.sharding import NamedSharding, PartitionSpec
+import warnings
 
-from .._reshard import check_divisible
+from jax.sharding import NamedSharding, PartitionSpec
 
 __all__ = ["Placement", "Shard", "Replicate", "Partial", "sharding_of", "placements_of"]
 
@@ -110,22 +110,47 @@ def sharding_of(mesh, placements, shape) -> NamedSharding:
     """The NamedSharding that lays a tensor of `shape` out as `placements` on `mesh`.
 
     Mesh dimensions of the JAX mesh that `mesh` does not stand for (the other dimensions of a
-    sliced mesh) replicate, as they do for the ranks of a PyTorch sub-mesh."""
+    sliced mesh) replicate, as they do for the ranks of a PyTorch sub-mesh. A Shard(d) whose
+    dim d does not split evenly is kept whole over that mesh dimension (see _uneven)."""
     entries: list = [[] for _ in shape]
     for name, p in zip(mesh._dims, placements):
         if isinstance(p, Shard):
             entries[p.dim].append(name)
     for d, names in enumerate(entries):
-        if names:
-            parts = 1
-            for n in names:
-                parts *= mesh.jax_mesh.shape[n]
-            check_divisible(shape, d, parts, f"Shard({d})")
+        parts = 1
+        for i, n in enumerate(names):
+            parts *= mesh.jax_mesh.shape[n]
+            if shape[d] % parts:
+                _uneven(shape, d, names[i:], mesh)
+                entries[d] = names[:i]
+                break
     spec = [None if not n else n[0] if len(n) == 1 else tuple(n) for n in entries]
     while spec and spec[-1] is None:  # P("dp") rather than P("dp", None): they compare unequal
         spec.pop()
     spec = PartitionSpec(*spec)
     return NamedSharding(mesh.jax_mesh, spec)
+
+
+_WARNED: set = set()
+
+
+def _uneven(shape, d: int, names, mesh) -> None:
+    """JAX's shardings are even (device_put and jit refuse a dim that does not divide), while
+    PyTorch's Shard(d) gives torch.chunk's pieces. torchjax keeps the placement (to_local()
+    gives PyTorch's piece, full_tensor() the whole) and holds dim d whole on each device of
+    those mesh dimensions: right values, without the memory saving. Said once per case."""
+    key = (tuple(shape), d, tuple(names))
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    n = 1
+    for name in names:
+        n *= mesh.jax_mesh.shape[name]
+    warnings.warn(f"Shard({d}) of a tensor of shape {tuple(shape)}: dim {d} does not split "
+                  f"evenly over {n} devices, and JAX's shardings are even; torchjax keeps that "
+                  f"dim whole on each device of mesh dimension(s) {list(names)} (the values and "
+                  f"to_local() are PyTorch's; the memory is not split). Use a size divisible by "
+                  f"{n} to shard it", stacklevel=3)
 
 
 def placements_of(mesh, sharding, ndim: int, partial=()) -> tuple:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import _random
-from . import _collate, _fetch
+from . import _collate, _fetch, _start
 
 # How often a waiting worker checks that its parent is alive, and a waiting main process
 # that its workers are (seconds), as PyTorch
@@ -85,7 +85,13 @@ class _WorkerError:
         except Exception:
             # an exception class that cannot be built from one message
             raise RuntimeError(msg) from None
-        raise exc
+        try:
+            raise exc
+        finally:
+            # a local naming the exception would keep its traceback's frames (and the
+            # loader's iterator in them) in a cycle: the iterator's shutdown would then wait
+            # for the garbage collector, which may close its queues first
+            del exc
 
 
 def _encode(data, where: str) -> bytes:
@@ -144,10 +150,13 @@ def create_fetcher(kind: int, dataset, auto_collation: bool, collate_fn, drop_la
 
 def _worker_loop(_host_only_marker, dataset_kind, dataset, index_queue, data_queue, done_event,
                  auto_collation, collate_fn, drop_last, base_seed, init_fn, worker_id,
-                 num_workers):
+                 num_workers, forked=False):
     """The body of a worker process (see the protocol in the module docstring)."""
     global _worker_info
-    _host_only()  # a no-op after _HostOnly's unpickling; needed under the "fork" method
+    if forked:
+        _start.guard_forked_worker()  # no XLA program in a forked process (see _start)
+    else:
+        _host_only()  # a no-op after _HostOnly's unpickling
     where = f"in DataLoader worker process {worker_id}"
     try:
         seed = _seed_worker(base_seed, worker_id)

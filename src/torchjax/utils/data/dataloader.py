@@ -1,10 +1,12 @@
 """DataLoader: batches from a dataset, in the main process or in worker processes.
 
-Workers are real processes. JAX is multithreaded, so a process that has used it must not
-fork: workers start with "forkserver" (with torchjax preloaded in the fork server, so a worker
-starts in milliseconds) or "spawn" where forkserver does not exist; `multiprocessing_context`
-chooses another method. Workers batch numbers and numpy arrays with numpy and send the
-arrays; the main process turns them into tensors as it unpickles them (see _collate).
+Workers are real processes, started as PyTorch starts them: forked on Linux (so they
+inherit the dataset, the collate function and the main module, whatever those are), or
+with `multiprocessing_context`'s method. JAX cannot run programs in a forked process, so a
+forked worker runs none: workers batch numbers and numpy arrays with numpy and send the
+arrays, and the main process turns them into tensors as it unpickles them (see _collate);
+_start says what a forked worker can and cannot do, and checks what spawn and forkserver
+workers need before they start.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ import atexit
 import itertools
 import math
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import queue
+import signal
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from . import _worker
+from . import _start, _worker
 from ._collate import default_collate, default_convert
 from ._worker import MP_STATUS_CHECK_INTERVAL, get_worker_info
 from .dataset import Dataset, IterableDataset
@@ -58,23 +62,6 @@ class _InfiniteConstantSampler(Sampler):
     def __iter__(self):
         while True:
             yield None
-
-
-_forkserver_preloaded = False
-
-
-def _default_context():
-    """forkserver with torchjax preloaded (imported, no JAX backend started: safe to fork
-    from), else spawn. Only torchjax is preloaded, not __main__: a script that computes at
-    import time would otherwise start JAX's threads in the fork server."""
-    global _forkserver_preloaded
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    if not _forkserver_preloaded:
-        ctx.set_forkserver_preload(["torchjax"])
-        _forkserver_preloaded = True
-    return ctx
 
 
 def _cpu_count() -> int | None:
@@ -345,18 +332,6 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         return self._dataset_fetcher.fetch(index)
 
 
-def _start_worker(process) -> None:
-    try:
-        process.start()
-    except (TypeError, AttributeError, pickle.PicklingError):
-        warnings.warn("Got pickle error when attempting to start a worker Process. Workers "
-                      "start with the 'forkserver' or 'spawn' method (JAX is multithreaded, "
-                      "so torchjax does not fork), which needs the dataset, collate_fn and "
-                      "worker_init_fn to be picklable: define them at module level.",
-                      stacklevel=3)
-        raise
-
-
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Keeps prefetch_factor tasks per worker in flight, hands tasks out round robin and
     returns results in task order (or as they come with in_order=False)."""
@@ -367,12 +342,19 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
-        ctx = loader.multiprocessing_context or _default_context()
+        ctx = loader.multiprocessing_context
+        ctx = _start.default_context() if ctx is None else _start.context(ctx)
+        self._start_method = method = ctx.get_start_method()
+        if method != "fork":
+            _start.check_spawnable(method, {"dataset": self._dataset,
+                                            "collate_fn": self._collate_fn,
+                                            "worker_init_fn": loader.worker_init_fn})
         self._worker_result_queue = ctx.Queue()
         self._workers_done_event = ctx.Event()
         self._index_queues = []
         self._workers = []
         self._shutdown = False
+        self._owner_pid = os.getpid()  # a forked worker inherits this iterator: not its own
         try:
             for i in range(self._num_workers):
                 index_queue = ctx.Queue()
@@ -381,8 +363,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     _worker._HostOnly(), self._dataset_kind, self._dataset, index_queue,
                     self._worker_result_queue, self._workers_done_event, self._auto_collation,
                     self._collate_fn, self._drop_last, self._base_seed, loader.worker_init_fn,
-                    i, self._num_workers))
-                _start_worker(w)
+                    i, self._num_workers, method == "fork"))
+                _start.start(w)
                 self._index_queues.append(index_queue)
                 self._workers.append(w)
         except BaseException:
@@ -413,19 +395,36 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._try_put_index()
 
     def _try_get_data(self, timeout: float = MP_STATUS_CHECK_INTERVAL):
+        # wait for a message or for an active worker to exit, whichever comes first: a
+        # worker that dies is reported at once, not at the next status check
+        active = [w for i, w in enumerate(self._workers) if self._workers_status[i]]
+        multiprocessing.connection.wait(
+            [self._data_queue._reader, *(w.sentinel for w in active)], timeout)
         try:
-            return True, self._data_queue.get(timeout=timeout)
+            return True, self._data_queue.get(block=False)
         except queue.Empty:
-            failed = [w for i, w in enumerate(self._workers)
-                      if self._workers_status[i] and not w.is_alive()]
+            failed = [w for w in active if not w.is_alive()]
             if failed:
                 for i, w in enumerate(self._workers):
                     if w in failed:
                         self._mark_worker_as_unavailable(i)
-                pids = ", ".join(str(w.pid) for w in failed)
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
-                                   "unexpectedly") from None
+                raise RuntimeError(self._exit_message(failed)) from None
             return False, None
+
+    def _exit_message(self, failed) -> str:
+        killed = [w for w in failed if w.exitcode is not None and w.exitcode < 0]
+        if killed:
+            w = killed[0]
+            return (f"DataLoader worker (pid {w.pid}) is killed by signal: "
+                    f"{signal.strsignal(-w.exitcode)}.")
+        pids = ", ".join(str(w.pid) for w in failed)
+        msg = f"DataLoader worker (pid(s) {pids}) exited unexpectedly"
+        if self._start_method != "fork":
+            msg += (f". Workers started with '{self._start_method}' import the main module "
+                    "again and unpickle the dataset, collate_fn and worker_init_fn; the "
+                    "worker's own error output says what failed there. Passing "
+                    "multiprocessing_context='fork' avoids both")
+        return msg
 
     def _get_data(self):
         if self._timeout > 0:
@@ -510,7 +509,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_status[worker_id] = False
 
     def _shutdown_workers(self) -> None:
-        if _python_exiting or self._shutdown:
+        if _python_exiting or self._shutdown or os.getpid() != self._owner_pid:
             return
         self._shutdown = True
         try:

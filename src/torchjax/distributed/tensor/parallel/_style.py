@@ -8,6 +8,9 @@ inserts the all-gathers and all-reduces PyTorch's styles run by hand.
 
 from __future__ import annotations
 
+import jax
+from jax.sharding import PartitionSpec
+
 from ....nn.modules.module import Module
 from ..._reshard import reshard
 from .._dtensor import lay_out_parameter
@@ -26,7 +29,31 @@ def _layout(t, placement, mesh):
         return t  # the value is already reduced (see Partial): nothing to lay out
     if isinstance(placement, Shard) and placement.dim < 0:
         placement = Shard(placement.dim % t.ndim)
-    return reshard(t, sharding_of(mesh, (placement,), tuple(t.shape)))
+    target = sharding_of(mesh, (placement,), tuple(t.shape))
+    return reshard(t, target.update(spec=_keep_other_axes(t, target.spec, mesh)))
+
+
+def _keep_other_axes(t, spec, mesh):
+    """spec (over the TP mesh dim only), plus how t is already split over the mesh's other
+    dims: a batch sharded over "dp" (DDP, FSDP) stays sharded through the TP layers instead
+    of being gathered. Traced (no sharding to read), those dims are left to XLA."""
+    entries = list(spec) + [None] * (t.ndim - len(spec))
+    here = getattr(t._data, "sharding", None) if not isinstance(t._data, jax.core.Tracer) \
+        else None
+    old = getattr(here, "spec", None)
+    if here is not None and (old is None or here.mesh.axis_names != mesh.jax_mesh.axis_names):
+        return PartitionSpec(*entries)
+    out = []
+    for d, entry in enumerate(entries):
+        mine = () if entry is None else entry if isinstance(entry, tuple) else (entry,)
+        if old is None:  # traced: the TP dim's layout, the rest XLA's choice
+            out.append(entry if mine else PartitionSpec.UNCONSTRAINED)
+            continue
+        was = old[d] if d < len(old) else None
+        was = () if was is None else was if isinstance(was, tuple) else (was,)
+        names = tuple(n for n in was if n not in mesh._dims) + mine
+        out.append(None if not names else names[0] if len(names) == 1 else names)
+    return PartitionSpec(*out)
 
 
 def _map_args(args, layouts, mesh):

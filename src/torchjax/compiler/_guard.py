@@ -1,0 +1,275 @@
+"""A compiled function's fast path: one generated Python function per state signature.
+
+Every call of a compiled function must learn which state tensors the program reads and
+whether anything the trace decided on has changed. `_discover.walk` answers that by walking
+the modules, optimizers and closure from scratch and building a signature (~20 µs for a
+four-layer MLP, a fifth of the seed MLP's whole step). Most calls find exactly what the last
+one found, so after a walk, `build` writes the same reads out as straight-line Python: it
+checks every value the walk's signature holds (the closure's top-level objects by identity,
+each module's identity, children, `training` flag and hook counts, each tensor's
+`requires_grad` and gradient presence, the optimizer's groups, options and state keys) and
+returns the state tensors in the walk's order, or None as soon as one check fails, when the
+caller walks again. So the guard accepts a call only when the walk would have produced the
+same signature and the same tensors, at a few µs (the same idea as TorchDynamo's guards).
+
+Tensors are read afresh on every call, never remembered: a replaced parameter, a new batch
+of gradients or a reloaded optimizer state is simply the tensor at that place now, as it is
+for the walk. One tensor at two places (tied weights) is checked by identity against its
+first place, and the list the guard returns is checked to hold each tensor once, which is
+what the walk's `-1` entries guarantee.
+"""
+
+from __future__ import annotations
+
+import types
+
+from .._tensor import Tensor
+from ._discover import SCALARS, _global_names
+
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+class _Emitter:
+    def __init__(self):
+        self.lines: list = []
+        self.ns: dict = {"Tensor": Tensor, "isinstance": isinstance, "len": len,
+                         "tuple": tuple, "set": set, "map": map, "id": id}
+        self.first: dict = {}  # id(tensor) -> local name of its first read
+        self.n = 0
+
+    def bind(self, obj) -> str:
+        name = f"o{len(self.ns)}"
+        self.ns[name] = obj
+        return name
+
+    def local(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+    def fail_if(self, cond: str) -> None:
+        self.emit(f"if {cond}: return None")
+
+    def tensor(self, expr: str, t, check_type: bool = False) -> bool:
+        """Read a tensor at `expr`; False when the structure cannot be guarded."""
+        first = self.first.get(id(t))
+        if first is not None:
+            # seen before: the walk lists it once and notes the repeat
+            self.fail_if(f"{expr} is not {first}")
+            return True
+        v = self.local()
+        self.emit(f"{v} = {expr}")
+        if check_type:
+            self.fail_if(f"not isinstance({v}, Tensor)")
+        self.first[id(t)] = v
+        self.fail_if(f"{v}._requires_grad is not {bool(t._requires_grad)}")
+        g = t._grad
+        if g is None:
+            self.fail_if(f"{v}._grad is not None")
+            self.emit(f"a({v})")
+            return True
+        if id(g) in self.first:
+            return False  # a gradient that is also state: left to the walk
+        gv = self.local()
+        self.emit(f"{gv} = {v}._grad")
+        self.fail_if(f"{gv} is None")
+        self.emit(f"a({v}); a({gv})")
+        self.first[id(g)] = gv
+        return True
+
+
+def build(fn, src, tensors):
+    """The guard of the state `_discover.walk(src)` just returned as `tensors`, or None when
+    this structure is one the guard does not cover (it is then walked on every call).
+
+    `guard(inputs)` returns the call's tensor arguments followed by the state tensors (the
+    program's known tensors), or None; also None when a tensor comes twice in that list (an
+    argument that is also state, the same argument twice): the walk's path sorts those out."""
+    e = _Emitter()
+    # containers first: the scalar and tensor reads below index into them
+    if not _top_level(e, fn) or not _watched(e, src) or not _scalars(e, src):
+        return None
+    e.emit("out = list(inputs)")
+    e.emit("a = out.append")
+    seen_modules: set = set()
+    for root in src.modules:
+        if not _modules(e, root, seen_modules):
+            return None
+    for opt in src.optimizers:
+        if not _optimizer(e, opt):
+            return None
+    for t, path in zip(src.tensors, src.paths):
+        if path is None:
+            ok = e.tensor(e.bind(t), t)
+        else:
+            ok = e.tensor(f"{e.bind(path[0])}[{path[1]!r}]", t, check_type=True)
+        if not ok:
+            return None
+    e.fail_if("len(set(map(id, out))) != len(out)")
+    e.emit("return out")
+    if len(e.first) != len(tensors):  # the walk saw something this builder does not mirror
+        return None
+    args = ", ".join(f"{k}={k}" for k in e.ns)
+    code = f"def guard(inputs, *, {args}):\n" + "\n".join(e.lines) + "\n"
+    exec(compile(code, "<torchjax.compile guard>", "exec"), e.ns)  # noqa: S102
+    guard = e.ns["guard"]
+    got = guard(())
+    if got is None or len(got) != len(tensors) or any(
+            a is not b for a, b in zip(got, tensors)):
+        return None  # the generated reads disagree with the walk: never use them
+    return guard
+
+
+def _top_level(e: _Emitter, fn) -> bool:
+    """Checks that fn names the same objects as now (what `_discover.top_level` compares)."""
+    if isinstance(fn, types.MethodType):
+        e.fail_if(f"{e.bind(fn)}.__self__ is not {e.bind(fn.__self__)}")
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType):
+        return True
+    for cell in fn.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            return False  # an empty cell: reading it raises; left to the walk
+        if type(value) not in SCALARS:  # scalars: compared by value below
+            e.fail_if(f"{e.bind(cell)}.cell_contents is not {e.bind(value)}")
+    g = fn.__globals__
+    gname = e.bind(g)
+    e.emit(f"g = {gname}.get")
+    for name in _global_names(fn.__code__):
+        v = g.get(name)
+        if type(v) not in SCALARS:  # scalars: compared by value below
+            e.fail_if(f"g({name!r}) is not {'None' if v is None else e.bind(v)}")
+    return True
+
+
+def _watched(e: _Emitter, src) -> bool:
+    """The containers the sources were found in hold the same things: the same keys, the
+    same objects (tensors and scalars are read afresh, checked where they are used)."""
+    fresh = {(id(h), k) for h, k in src.scalars if h.__class__ is not types.CellType}
+    fresh.update((id(p[0]), p[1]) for p in src.paths if p is not None)
+    for c in src.watched:
+        C = e.bind(c)
+        if isinstance(c, dict):
+            e.fail_if(f"tuple({C}) != {e.bind(tuple(c))}")
+            items = c.items()
+        else:
+            e.fail_if(f"len({C}) != {len(c)}")
+            items = enumerate(c)
+        for k, v in items:
+            if (id(c), k) not in fresh:
+                e.fail_if(f"{C}[{e.bind(k)}] is not {e.bind(v)}")
+    return True
+
+
+def _scalars(e: _Emitter, src) -> bool:
+    """The scalars the trace baked in still have their values (and types)."""
+    for holder, name in src.scalars:
+        try:
+            v = holder.cell_contents if name is None else holder[name]
+        except (ValueError, KeyError):
+            return False
+        if type(v) not in SCALARS:
+            return False  # it changed since the walk: let the walk see it
+        h = e.bind(holder)
+        # (a container's keys are checked before this; a global may be gone: .get)
+        expr = (f"{h}.cell_contents" if name is None else f"{h}.get({name!r})"
+                if isinstance(holder, dict) else f"{h}[{name!r}]")
+        x = e.local()
+        e.emit(f"{x} = {expr}")
+        e.fail_if(f"{x}.__class__ is not {e.bind(type(v))} or {x} != {e.bind(v)}")
+    return True
+
+
+def _modules(e: _Emitter, root, seen: set) -> bool:
+    stack = [root]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        M = e.bind(m)
+        tr = m.training
+        e.fail_if(f"{M}.training is not {tr}" if type(tr) is bool
+                  else f"{M}.training != {e.bind(tr)}")
+        hooks = [f"{M}.{h}" for h in _HOOKS]
+        if not any(getattr(m, h) for h in _HOOKS):
+            e.fail_if(" or ".join(hooks))
+        else:
+            for expr, h in zip(hooks, _HOOKS):
+                e.fail_if(f"len({expr}) != {len(getattr(m, h))}")
+        d = e.local()
+        e.emit(f"{d} = {M}._modules")
+        _keys(e, d, m._modules)
+        for name, c in m._modules.items():
+            e.fail_if(f"{d}[{name!r}] is not {'None' if c is None else e.bind(c)}")
+        children = [c for c in m._modules.values() if c is not None]
+        children.reverse()
+        stack.extend(children)
+        for attr in ("_parameters", "_buffers"):
+            d = e.local()
+            items = getattr(m, attr)
+            e.emit(f"{d} = {M}.{attr}")
+            _keys(e, d, items)
+            for name, t in items.items():
+                if t is None:
+                    e.fail_if(f"{d}[{name!r}] is not None")
+                elif not e.tensor(f"{d}[{name!r}]", t):
+                    return False
+    return True
+
+
+def _keys(e: _Emitter, d: str, items: dict) -> None:
+    """The dict at `d` has the keys of `items`, in their order."""
+    e.fail_if(f"tuple({d}) != {tuple(items)!r}" if items else d)
+
+
+def _optimizer(e: _Emitter, opt) -> bool:
+    O = e.bind(opt)
+    pg = e.local()
+    e.emit(f"{pg} = {O}.param_groups")
+    e.fail_if(f"len({pg}) != {len(opt.param_groups)}")
+    for i, group in enumerate(opt.param_groups):
+        G = e.local()
+        e.emit(f"{G} = {pg}[{i}]")
+        e.fail_if(f"tuple({G}) != {tuple(group)!r}")
+        e.fail_if(f"{O}._options({G}) != {e.bind(opt._options(group))}")
+        e.fail_if(f"{O}._stateful({G}) != {e.bind(opt._stateful(group))}")
+        e.fail_if(f"bool({G}.get('maximize', False)) is not "
+                  f"{bool(group.get('maximize', False))}")
+        for k, v in group.items():
+            if k == "params":
+                pl = e.local()
+                e.emit(f"{pl} = {G}['params']")
+                e.fail_if(f"len({pl}) != {len(v)}")
+                for j, p in enumerate(v):
+                    if not e.tensor(f"{pl}[{j}]", p):
+                        return False
+            elif v is None or type(v) is bool:
+                e.fail_if(f"{G}[{k!r}] is not {v}")
+            elif isinstance(v, str):
+                e.fail_if(f"{G}[{k!r}].__class__ is not {e.bind(type(v))} or "
+                          f"{G}[{k!r}] != {e.bind(v)}")
+    if not opt.state:
+        e.fail_if(f"{O}.state")
+        return True
+    S = e.local()
+    e.emit(f"{S} = tuple({O}.state.values())")
+    e.fail_if(f"len({S}) != {len(opt.state)}")
+    for i, st in enumerate(opt.state.values()):
+        D = e.local()
+        e.emit(f"{D} = {S}[{i}]")
+        e.fail_if(f"tuple({D}) != {tuple(st)!r}")
+        for k, v in st.items():
+            if isinstance(v, Tensor):
+                if not e.tensor(f"{D}[{k!r}]", v, check_type=True):
+                    return False
+            elif isinstance(v, (int, float, bool, str)):
+                e.fail_if(f"{D}[{k!r}].__class__ is not {e.bind(type(v))} or "
+                          f"{D}[{k!r}] != {e.bind(v)}")
+            else:
+                e.fail_if(f"{D}[{k!r}].__class__ is not {e.bind(type(v))}")
+    return True

@@ -1,0 +1,119 @@
+"""send / recv between two processes, as the one thing JAX can run: a program both run.
+
+JAX moves data between processes only inside a program every process of its mesh runs, so
+a point-to-point transfer is a gather over a group of the two processes: the sender's rows
+and the receiver's buffer are stacked, and the receiver keeps the sender's row. PyTorch pairs
+a rank's send with its peer's recv; here each call first exchanges a small header (send or
+recv, element count) so both sides take the same decision:
+
+- send meets recv: the data moves (one gather);
+- send meets send (two ranks exchanging, each sending first): both rows move, and each side
+  keeps the other's in a mailbox that its next recv from that peer reads without
+  communicating;
+- recv meets recv, or sizes that differ: both sides raise, instead of waiting forever.
+
+Calls are matched in the order each process makes them, as PyTorch's are on one pair.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import jax
+import numpy as np
+
+from .._tensor import Tensor
+from ._collectives import Work, _process_group, _run, _write
+from ._process_group import ProcessGroup
+
+__all__ = ["send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv"]
+
+_SEND, _RECV = 1, 2
+_MAILBOX: dict = collections.defaultdict(collections.deque)  # peer -> rows it sent early
+
+
+def _peer(peer, group, group_peer, what: str) -> int:
+    g = _process_group(group)
+    if group_peer is not None:
+        peer = g.ranks[group_peer]
+    if peer is None:
+        raise NotImplementedError(f"{what} from any source (src=None) is not supported by "
+                                  "torchjax: both processes must know each other to run the "
+                                  "transfer; pass src")
+    me = jax.process_index()
+    if peer == me:
+        raise ValueError(f"Invalid {'destination' if what == 'send' else 'source'} rank: "
+                         f"should not be the same as rank of the current process.")
+    if not 0 <= peer < jax.process_count():
+        raise ValueError(f"Invalid {'destination' if what == 'send' else 'source'} rank "
+                         f"{peer}: the job has {jax.process_count()} processes")
+    return peer
+
+
+def _transfer(tensor: Tensor, peer: int, role: int) -> None:
+    me = jax.process_index()
+    if role == _RECV and _MAILBOX[peer]:
+        _write(tensor, _MAILBOX[peer].popleft())
+        return
+    pair = ProcessGroup(sorted((me, peer)))
+    from .._creation import tensor as make
+    header = np.asarray(_run("gather", None, make([role, tensor.numel()]), pair))
+    mine, theirs = header[pair.ranks.index(me)], header[pair.ranks.index(peer)]
+    if mine[1] != theirs[1]:
+        raise RuntimeError(f"send/recv between ranks {me} and {peer}: sizes differ "
+                           f"({mine[1]} and {theirs[1]} elements)")
+    if theirs[0] == _RECV and role == _RECV:
+        raise RuntimeError(f"recv from rank {peer} met its recv from rank {me}: both ranks "
+                           f"are waiting; send on one side first")
+    rows = _run("gather", None, tensor, pair)
+    if theirs[0] == _SEND:
+        row = rows[pair.ranks.index(peer)]
+        if role == _RECV:
+            _write(tensor, row)
+        else:  # both sent: each keeps the other's data for its next recv
+            _MAILBOX[peer].append(row)
+
+
+def send(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0,
+         group_dst: int | None = None) -> None:
+    """Sends tensor to rank dst (which calls recv with src= this rank)."""
+    _transfer(tensor, _peer(dst, group, group_dst, "send"), _SEND)
+
+
+def recv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0,
+         group_src: int | None = None) -> int:
+    """Receives rank src's sent tensor into tensor, in place; returns src."""
+    peer = _peer(src, group, group_src, "recv")
+    _transfer(tensor, peer, _RECV)
+    return peer
+
+
+def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0,
+          group_dst: int | None = None) -> Work:
+    """send, run now (JAX's transfer is done when it returns); the Work is complete."""
+    send(tensor, dst, group, tag, group_dst)
+    return Work()
+
+
+def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0,
+          group_src: int | None = None) -> Work:
+    recv(tensor, src, group, tag, group_src)
+    return Work()
+
+
+class P2POp:
+    """One isend or irecv for batch_isend_irecv."""
+
+    def __init__(self, op, tensor: Tensor, peer: int | None = None, group=None, tag: int = 0,
+                 group_peer: int | None = None):
+        if op not in (isend, irecv, send, recv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type "
+                             "``torch.distributed.isend`` or ``torch.distributed.irecv``.")
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+        self.group_peer = group_peer
+
+
+def batch_isend_irecv(p2p_op_list: list) -> list:
+    """Runs the operations in order; every one is complete when this returns."""
+    return [op.op(op.tensor, op.peer, op.group, op.tag, op.group_peer) or Work()
+            for op in p2p_op_list]

@@ -1,0 +1,145 @@
+"""Ops on DTensors give DTensors: placements read from XLA's result sharding, plus Partial.
+
+PyTorch's DTensor decides each op's output placements by a rule per op and inserts the
+collectives itself. Here XLA's partitioner already ran the op sharded and chose the result's
+sharding by the same kind of propagation (elementwise keeps Shard(d), a matmul with a row-
+sharded left side stays row-sharded, a reduction over an unsharded dim keeps the shard), so a
+result's Shard/Replicate placements are read from its array. What XLA does not keep is a
+pending reduction: where PyTorch's rule gives Partial (a sum, mean, max or min over a sharded
+dim; a matmul whose contracted dim is sharded on both sides; a linear op on a Partial input)
+XLA has already reduced and replicated the value. That is torchjax's Partial (placements.py:
+held reduced), so those mesh dims are marked Partial as PyTorch's would be.
+
+Installed as a result hook (torchjax._result_hooks) when this module is imported. Which
+inputs count: DTensors that are not parameters. Parameters laid out by fully_shard and
+parallelize_module stand for PyTorch's, which those wrappers turn into plain tensors inside
+forward, so activations stay plain Tensors as they are in PyTorch. Inside torchjax.compile
+the values are traced and have no sharding to read: results stay plain Tensors there (the
+program is still one SPMD program).
+"""
+
+from __future__ import annotations
+
+import jax
+from jax.sharding import NamedSharding
+
+from ... import _result_hooks
+from ..._tensor import Tensor
+from ._dtensor import DTensor
+from ._placements import Partial, Replicate, Shard, placements_of
+
+# reductions whose result over a sharded dim PyTorch leaves Partial (its linear reductions)
+_REDUCE = {"sum": "sum", "nansum": "sum", "mean": "avg", "amax": "max", "amin": "min",
+           "max": "max", "min": "min"}
+# ops that contract a dim of two tensors: sharded on both sides, the result is Partial(sum)
+_CONTRACT = frozenset({"matmul", "mm", "bmm", "mv", "dot", "linear"})
+# linear in each DTensor input: a Partial input stays Partial (PyTorch's pointwise rules for
+# add/sub of two Partials, or scaling one)
+_LINEAR = frozenset({"add", "sub", "neg", "clone", "view", "reshape", "t", "transpose",
+                     "permute", "squeeze", "unsqueeze", "flatten", "contiguous", "mul", "div"})
+
+
+def _flat(obj, out: list) -> list:
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _flat(o, out)
+    return out
+
+
+def _same_mesh(sharding, mesh) -> bool:
+    return (isinstance(sharding, NamedSharding) and
+            sharding.mesh.axis_names == mesh.jax_mesh.axis_names and
+            sharding.mesh.devices.shape == mesh.jax_mesh.devices.shape)
+
+
+def _output_placements(name: str, mesh, dts: list, others: list, out: Tensor) -> tuple:
+    sharding = out._data.sharding
+    base = (placements_of(mesh, sharding, out.ndim) if _same_mesh(sharding, mesh)
+            else (Replicate(),) * mesh.ndim)
+    result = []
+    for m, p in enumerate(base):
+        same = [d for d in dts if d._mesh.jax_mesh == mesh.jax_mesh]
+        here = [d._placements[m] for d in same]
+        if isinstance(p, Replicate):
+            # XLA's replicated result means "reduced" only where the input's array really was
+            # split (an uneven Shard is held whole: _placements._uneven)
+            sharded = any(isinstance(d._placements[m], Shard) and _split(d, mesh._dims[m])
+                          for d in same)
+            partial = [q for q in here if isinstance(q, Partial)]
+            if sharded and name in _REDUCE:
+                p = Partial(_REDUCE[name])
+            elif name in _CONTRACT and _contracted_shards(name, dts, m):
+                p = Partial("sum")
+            elif partial and name in _LINEAR and _stays_partial(name, here, others):
+                p = partial[0]
+        result.append(p)
+    return tuple(result)
+
+
+def _contracted_shards(name: str, dts: list, m: int) -> bool:
+    """Whether both sides of a matmul shard their contracted dim over mesh dim m (each
+    device then holds a partial sum: PyTorch's Partial("sum"))."""
+    if len(dts) < 2:
+        return False
+    a, b = dts[0], dts[1]
+    right = b.ndim - 1 if name == "linear" else max(b.ndim - 2, 0)
+    axis = a._mesh._dims[m]
+    return (a._placements[m] == Shard(a.ndim - 1) and b._placements[m] == Shard(right)
+            and _split(a, axis) and _split(b, axis))
+
+
+def _split(d, axis: str) -> bool:
+    """Whether d's array is split over mesh axis `axis`."""
+    spec = getattr(d._data.sharding, "spec", ())
+    return any(axis == e or (isinstance(e, tuple) and axis in e) for e in spec)
+
+
+def _stays_partial(name: str, here: list, others: list) -> bool:
+    """PyTorch's rule for a Partial through a linear op: add/sub of Partials of one kind;
+    scaling (mul, div) of one Partial by replicated values; the shape ops of one Partial."""
+    kinds = {q for q in here if isinstance(q, Partial)}
+    if len(kinds) != 1 or next(iter(kinds)).reduce_op not in ("sum", "avg"):
+        return False
+    if name in ("add", "sub"):
+        return all(isinstance(q, Partial) for q in here) and not others
+    return sum(isinstance(q, Partial) for q in here) == 1
+
+
+def _has_dtensor(dyn) -> bool:
+    # every op pays this once the hook is installed: class identity, no recursion for the
+    # usual flat arguments (a DParameter's class is not DTensor, so parameters never count)
+    for a in dyn:
+        c = a.__class__
+        if c is DTensor:
+            return True
+        if (c is list or c is tuple) and any(b.__class__ is DTensor for b in a):
+            return True
+    return False
+
+
+def after_op(name: str, dyn: tuple, result):
+    """The result hook: an op with a DTensor input gives DTensors, as PyTorch's does."""
+    if not _has_dtensor(dyn):
+        return result
+    ins = _flat(dyn, [])
+    dts = [t for t in ins if t.__class__ is DTensor]
+    others = [t for t in ins if not isinstance(t, DTensor)]
+    mixed = [t for t in others if t.ndim > 0]
+    if mixed:
+        raise RuntimeError(f"aten.{name}: got mixed torch.Tensor and DTensor, need to convert "
+                           f"all torch.Tensor to DTensor before calling distributed operators!")
+    outs = _flat(result, [])
+    if any(isinstance(t._data, jax.core.Tracer) for t in outs):
+        return result  # traced (torchjax.compile): XLA lays out the program
+    mesh = dts[0]._mesh
+    for t in outs:
+        if type(t) is Tensor:
+            t.__class__ = DTensor
+            t._mesh = mesh
+            t._placements = _output_placements(name, mesh, dts, others, t)
+    return result
+
+
+_result_hooks.install(after_op)
