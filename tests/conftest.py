@@ -25,7 +25,7 @@ import sys
 import jax
 import pytest
 
-from torchjax import _compile_cache
+from torchjax import _compile_cache, _programs
 from torchjax._autograd import engine
 
 jax.config.update("jax_disable_most_optimizations", True)
@@ -73,4 +73,5 @@ def _bounded_compile_caches():
     yield
     if os.path.exists(_MAPS) and _mappings() > _LIMIT:
         jax.clear_caches()
+        _programs.clear()
         gc.collect()

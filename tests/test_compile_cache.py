@@ -47,7 +47,8 @@ print(json.dumps({"losses": losses,
 """
 
 # variables of the parent (the user's shell, the test session) that would change the child
-_SCRUB = ("TORCHJAX_CACHE", "TORCHJAX_CACHE_DIR", "TORCHJAX_LOGS", "JAX_COMPILATION_CACHE_DIR",
+_SCRUB = ("TORCHJAX_CACHE", "TORCHJAX_CACHE_DIR", "TORCHJAX_CACHE_PROGRAMS", "TORCHJAX_LOGS",
+          "JAX_COMPILATION_CACHE_DIR",
           "JAX_ENABLE_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
           "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES")
 
@@ -95,19 +96,36 @@ def test_a_second_process_loads_every_program_and_computes_the_same(tmp_path, un
         # fast machine one process can find most of the other's programs written)
         assert st["compiled"] + st["cache_hits"] > 5
         assert st["cache_misses"] == st["compiled"]
-    entries = _entries(cache)
-    assert len(entries) >= cold[0]["stats"]["compiled"]
-    assert not list((entries[0].parent / "tmp").iterdir())  # no temporary file left behind
+    # JAX's entries, and the program cache's (programs/: what torchjax names, kept before
+    # tracing; compiled without JAX's cache)
+    programs = sorted(Path(cache).glob("xla-*/programs/*.xla"))
+    assert len(_entries(cache)) + len(programs) >= cold[0]["stats"]["compiled"]
+    assert programs and not list((programs[0].parent / "tmp").iterdir())  # no temp file left
 
     warm, _ = _run(_env(TORCHJAX_CACHE_DIR=str(cache)))
     st = warm["stats"]
     assert st["compiled"] == 0 and st["cache_misses"] == 0
     assert st["cache_hits"] == cold[0]["stats"]["compiled"] + cold[0]["stats"]["cache_hits"]
+    # the program cache (_programs.py) loads them before tracing: nothing is traced again
+    assert st["traced"] == 0 and st["lowered"] == 0
+    assert len(programs) == st["cache_hits"]
+
+    # damaged program entries: a warning each, then JAX's cache or a compile; same numbers
+    magic = _compile_cache._MAGIC_PREFIX + _compile_cache._compression() + b"\n"
+    garbage, truncated, bad_pickle = programs[:3]
+    garbage.write_bytes(os.urandom(2000))
+    truncated.write_bytes(truncated.read_bytes()[:100])
+    payload = b"not a pickled executable" * 10
+    bad_pickle.write_bytes(magic + hashlib.blake2b(payload, digest_size=32).digest() + payload)
+    damaged, err = _run(_env(TORCHJAX_CACHE_DIR=str(cache)))
+    assert err.count("torchjax: ignoring corrupted compilation cache entry") == 2
+    assert err.count("torchjax: ignoring unusable program cache entry") == 1
+    assert damaged["stats"]["traced"] == 3
 
     off, _ = uncached
     assert off["stats"]["cache_hits"] == off["stats"]["cache_misses"] == 0
     assert off["stats"]["compiled"] == st["cache_hits"]
-    for r in [*cold, warm]:  # bit for bit
+    for r in [*cold, warm, damaged]:  # bit for bit
         assert r["losses"] == off["losses"]
         assert r["weights"] == off["weights"]
 
@@ -135,7 +153,9 @@ def _corrupt(files):
 
 def test_corrupted_entries_are_ignored_with_a_warning(tmp_path):
     # (a copy of another test's directory would not do: JAX's key includes the directory)
-    env = _env(TORCHJAX_CACHE_DIR=str(tmp_path))
+    # JAX's own entries: the program cache, which would load most programs before JAX looks
+    # at its entries, is off here (the test above damages its entries)
+    env = _env(TORCHJAX_CACHE_DIR=str(tmp_path), TORCHJAX_CACHE_PROGRAMS="0")
     cold, _ = _run(env)
     ours, jaxs = _corrupt(_entries(tmp_path))
     damaged, err = _run(env)

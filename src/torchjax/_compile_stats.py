@@ -127,6 +127,7 @@ def _on_duration(event: str, secs: float, **kwargs) -> None:
         lookup = getattr(_tls, "lookup", False)
         _tls.hit = _tls.lookup = False
         miss = lookup and not hit and _persistent_cache_on()
+        _tls.last_hit = hit
         with _lock:
             if hit:
                 _stats.cache_hits += 1
@@ -138,6 +139,34 @@ def _on_duration(event: str, secs: float, **kwargs) -> None:
         if _logs.enabled("compiles"):
             _log_compile(kwargs.get("fun_name") or "?", secs, hit)
         _tls.trace = _tls.lower = _tls.avals = None
+
+
+def loaded_by_jax() -> bool:
+    """Whether the last program compiled on this thread was loaded from JAX's persistent
+    cache rather than compiled (and resets the answer). XLA:CPU cannot serialize such an
+    executable again (its re-serialized form fails at run time: "Function ... not found"),
+    so _programs.py keeps it only in memory."""
+    hit = getattr(_tls, "last_hit", False)
+    _tls.last_hit = False
+    return hit
+
+
+def count_program_miss() -> None:
+    """A program looked up in torchjax's program cache, not found, compiled and written."""
+    with _lock:
+        _stats.cache_misses += 1
+
+
+def count_loaded(secs: float) -> None:
+    """A program loaded from torchjax's own program cache (_programs.py): nothing was traced,
+    lowered or compiled for it."""
+    with _lock:
+        _stats.cache_hits += 1
+        _stats.cache_load_seconds += secs
+    if _logs.enabled("compiles"):
+        what, where = _origin()
+        _logs.log("compiles", "%sloaded from the program cache in %s%s",
+                  f"{what}: " if what else "", _ms(secs), f" at {where}" if where else "")
 
 
 def _ms(secs: float) -> str:
@@ -182,6 +211,8 @@ def _log_compile(name: str, secs: float, hit: bool) -> None:
 # torchjax function; and the first line of the user's own code.
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _GENERATED = "<torchjax op "
+# bookkeeping frames, never what made a program
+_NOT_ORIGINS = (__file__, os.path.join(_PKG, "_programs.py"))
 _LIBRARIES = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
                     if k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
@@ -209,7 +240,7 @@ def _origin() -> tuple[str, str]:
             if file.startswith(_GENERATED):
                 what = what or file[len(_GENERATED):-1]
             elif file.startswith(_PKG):
-                if file != __file__:
+                if file not in _NOT_ORIGINS:
                     what = what or _label(frame) or ""
                     if not fallback:
                         mod = os.path.splitext(file[len(_PKG):])[0].replace(os.sep, ".")

@@ -20,6 +20,7 @@ from . import (
     _meta,
     _numpy_shared,
     _one_off,
+    _programs,
     _random,
     _strides,
 )
@@ -190,6 +191,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if isinstance(arr, np.ndarray):
         # JAX may alias a NumPy buffer on CPU; copy so later writes to `data` are not seen
         arr = np.array(arr, dtype=d.np, copy=True)
+        if _one_off.top_level():
+            # device_put, not jnp.asarray (a `stage` program compiled per shape in jax 0.10):
+            # the same strongly typed array of dtype d
+            return _finish(jax.device_put(arr), device, requires_grad)
     return _finish(jnp.asarray(arr, dtype=d.np), device, requires_grad)
 
 
@@ -256,7 +261,7 @@ def legacy_new(*args, dtype=None, device=None) -> Tensor:
 
 @functools.lru_cache(maxsize=512)
 def _filled(shape, value, np_dtype):
-    return jax.jit(lambda: jnp.full(shape, value, np_dtype))
+    return _programs.jit(lambda: jnp.full(shape, value, np_dtype))
 
 
 def _full_array(shape, value, d):
@@ -468,7 +473,7 @@ def _sampler(kind, shape, np_dtype):
         if kind == "randint":
             return jax.random.randint(k, shape, a, b, dtype=jnp.int64).astype(np_dtype)
         raise ValueError(kind)
-    return jax.jit(f)
+    return _programs.jit(f)
 
 
 @scoped  # also reached from outside the factories (Tensor.uniform_, make_tensor)

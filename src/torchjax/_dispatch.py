@@ -19,7 +19,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _autocast, _device_dtypes, _dtypes, _meta, _result_hooks, _saves, _strides
+from . import (
+    _autocast,
+    _device_dtypes,
+    _dtypes,
+    _meta,
+    _programs,
+    _result_hooks,
+    _saves,
+    _strides,
+)
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
@@ -136,7 +145,8 @@ def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
         f = prep.fwd.get(key)
         if f is not None:
             return f
-    f = prep.fwd[key] = jax.jit(_make_pure(prep, stat, cd, out_cast))
+    ident = _programs.ident_of("op", prep.op.name, prep.op.fn, stat, key[1], cd, out_cast)
+    f = prep.fwd[key] = _programs.program(_make_pure(prep, stat, cd, out_cast), ident)
     return f
 
 
@@ -292,7 +302,16 @@ def _fast_unwrap(prep, dyn):
         if mode == "float" and not (cd.is_floating_point or cd.is_complex):
             cd = _dtypes.get_default_dtype()
         _FAST_CD[key] = cd
+    if int in keys and cd and cd.is_floating_point:
+        # the row casts every scalar to cd before it runs (_pure._cast), so `x * 2` and
+        # `x * 2.0` are one program if the int reaches it as a float: exact below 2**53,
+        # where int -> float64 -> cd rounds as int -> cd does
+        arrays = [float(a) if a.__class__ is int and -_EXACT < a < _EXACT else a
+                  for a in arrays]
     return arrays, rg, (cd or None)
+
+
+_EXACT = 2 ** 53
 
 
 _dtypes.on_default_dtype_change(_FAST_CD.clear)

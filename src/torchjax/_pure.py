@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _programs
 from ._autocast import Cast
 from ._tensor import Tensor
 from ._view_grad import run_spec
@@ -131,10 +132,15 @@ class BackwardSpec:
     """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
 
     # slots: per gradient, where its input sits in the saved tuple and its edge (create_graph)
-    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots")
+    # ident: what names this backward across processes (the program cache, _programs.py),
+    # or None when it cannot be named exactly
+    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots", "ident")
 
     def __init__(self, prep, stat, cd, out_cast, diff, unsaved, n_edges):
         fwd = _make_pure(prep, stat, cd, out_cast)
+        self.ident = _programs.ident_of(
+            "backward", prep.op.name, prep.op.fn, stat, tuple(map(type, stat)), cd, out_cast,
+            diff, unsaved, n_edges, prep.result_grad if _from_result(prep, cd) else None)
         self.n_edges = n_edges
         self.edge_of = _edge_index(prep, diff, n_edges)
         self.slots = tuple((i, j, e) for (i, j), e in zip(diff, self.edge_of))
@@ -142,7 +148,7 @@ class BackwardSpec:
             rule = prep.result_grad
             self.slots = ((0, -1, -1),)  # the saved result, reached through the node itself
             self.pure = lambda saved, cts: (rule(saved[0], cts[0]),)
-            self.jit = jax.jit(self.pure)
+            self.jit = _programs.program(self.pure, self.ident)
             return
 
         def pure(saved, cts):
@@ -166,7 +172,7 @@ class BackwardSpec:
             return vjp_of_inexact(g, [args[i] if j < 0 else args[i][j] for i, j in diff], cts)
 
         self.pure = pytorch_complex_convention(pure)
-        self.jit = jax.jit(self.pure)
+        self.jit = _programs.program(self.pure, self.ident)
 
     def run(self, saved, cts):
         return run_spec(self, saved, cts)

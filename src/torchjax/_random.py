@@ -58,16 +58,26 @@ class Generator:
     def _base_key(self):
         if self._key is None:
             # fold the 64-bit seed in as two 32-bit halves so every seed bit matters; made
-            # concretely even inside a trace (torchjax.compile, func), since it is cached, and
-            # in torchjax's x64 scope wherever it is first needed (the key stays the same)
-            with jax.ensure_compile_time_eval(), scope():
-                k = jax.random.key(self._seed & 0xFFFFFFFF)
-                self._key = jax.random.fold_in(k, self._seed >> 32)
+            # concretely even inside a trace (torchjax.compile, func), since it is cached
+            if _host_keys():
+                self._key = _wrap(self._words())
+            else:  # another PRNG implementation: JAX's own key programs
+                with jax.ensure_compile_time_eval(), scope():
+                    k = jax.random.key(self._seed & 0xFFFFFFFF)
+                    self._key = jax.random.fold_in(k, self._seed >> 32)
         return self._key
+
+    def _words(self) -> tuple[int, int]:
+        """The base key's two words, computed on the host (see threefry2x32 below)."""
+        return fold_in(seed_key(self._seed & 0xFFFFFFFF), self._seed >> 32)
 
     def next_key(self):
         """A fresh key for one random op (advances the offset)."""
-        k = jax.random.fold_in(self._base_key(), self._offset)
+        base = self._base_key()
+        if _host_keys():
+            k = _wrap(fold_in(self._words(), self._offset))
+        else:
+            k = jax.random.fold_in(base, self._offset)
         self._offset += 1
         return k
 
@@ -76,6 +86,58 @@ class Generator:
         off = self._offset
         self._offset += 1
         return self._base_key(), np.uint32(off & 0xFFFFFFFF)
+
+
+# -- threefry's key arithmetic on the host ------------------------------------------------------
+# jax.random.key and fold_in are four small XLA programs (stage, _threefry_seed,
+# convert_element_type, _threefry_fold_in) compiled when the first random number is drawn,
+# for a few integer operations on two 32-bit words. The same arithmetic in Python integers,
+# bit for bit (tests/test_random_keys.py checks it against jax.random for many seeds): JAX's
+# threefry2x32 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", 2011) with its
+# 20 rounds, and its seeding (threefry_seed) of a 64-bit integer as (high word, low word).
+
+_M32 = 0xFFFFFFFF
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _rotl(v: int, d: int) -> int:
+    return ((v << d) | (v >> (32 - d))) & _M32
+
+
+def threefry2x32(key: tuple[int, int], x: tuple[int, int]) -> tuple[int, int]:
+    """Threefry-2x32 of one pair of words (what jax's threefry_2x32 does per pair)."""
+    ks = (key[0], key[1], key[0] ^ key[1] ^ 0x1BD11BDA)
+    x0, x1 = (x[0] + ks[0]) & _M32, (x[1] + ks[1]) & _M32
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = (x0 + x1) & _M32
+            x1 = _rotl(x1, r) ^ x0
+        x0 = (x0 + ks[(i + 1) % 3]) & _M32
+        x1 = (x1 + ks[(i + 2) % 3] + i + 1) & _M32
+    return x0, x1
+
+
+def seed_key(seed: int) -> tuple[int, int]:
+    """jax.random.key(seed)'s words for a 64-bit seed (under x64)."""
+    seed &= 0xFFFF_FFFF_FFFF_FFFF
+    return seed >> 32, seed & _M32
+
+
+def fold_in(key: tuple[int, int], data: int) -> tuple[int, int]:
+    """jax.random.fold_in(key, data)'s words (data taken as uint32, as jax does)."""
+    return threefry2x32(key, seed_key(data & _M32))
+
+
+def _host_keys() -> bool:
+    impl = jax.config.jax_default_prng_impl
+    return impl == "threefry2x32"
+
+
+def _wrap(words: tuple[int, int]):
+    # wrap_key_data puts two words on the device without compiling a program; a concrete
+    # key even inside a trace (torchjax.compile), where the generator keeps it for later
+    with jax.ensure_compile_time_eval():
+        return jax.random.wrap_key_data(np.array(words, dtype=np.uint32), impl="threefry2x32")
 
 
 default_generator = Generator()

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes, _random
+from . import _dtypes, _programs, _random
 from ._autograd import grad_mode
 from ._autograd.node import Node, accumulator_of, node_class
 from ._tensor import Tensor
@@ -95,7 +95,7 @@ def _kernel(kind: str, shape: tuple, np_dtype, extra=None):
             return jax.lax.top_k(jnp.log(pc) + g, n)[1].astype(jnp.int64)
         raise ValueError(kind)
 
-    return jax.jit(f)
+    return _programs.jit(f)
 
 
 @scoped  # the samplers' bits depend on x64 (a uniform draw is float64 under it)

@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import threading
 
-import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .. import _one_off
+from .. import _one_off, _programs
 from . import anomaly
 from .node import AccumulateGrad
 from .saved_hooks import Packed
 
-_add = jax.jit(lambda a, b: a + b)
+
+def _sum(a, b):
+    return a + b
+
+
+_add = _programs.lazy_jit(_sum)
 
 class Ones:
     """The root gradient of backward() on a scalar: ones like `output`, made where it is used
@@ -128,7 +133,12 @@ class Arrays:
 
     @staticmethod
     def root(g):
-        return jnp.ones_like(g.output) if g.__class__ is Ones else g
+        if g.__class__ is not Ones:
+            return g
+        out = g.output
+        if out.ndim == 0 and _one_off.top_level():  # a scalar loss: no program for a 1
+            return _one_off.to_device(np.ones((), out.dtype), out)
+        return jnp.ones_like(out)
 
     add = staticmethod(_add)
 
@@ -316,18 +326,18 @@ class _Compiling:
 
     __slots__ = ("fn", "thread")
 
-    def __init__(self, fn, lowered):
+    def __init__(self, fn, work):
         self.fn = fn
-        self.thread = threading.Thread(target=self._compile, args=(lowered,),
+        self.thread = threading.Thread(target=self._compile, args=(work,),
                                        name="torchjax-fused-backward")  # (named in _compile_stats)
         # not a daemon: the interpreter waits for it at exit rather than tearing XLA down
         # under a running compile (at most one runs at a time, see _run_fused)
         self.thread.start()
 
     @staticmethod
-    def _compile(lowered):
+    def _compile(work):
         try:
-            lowered.compile()  # fills jax.jit's caches: the next call of fn reuses the program
+            work()  # fills fn's caches: the next call of fn reuses the program
         except Exception:  # noqa: BLE001  (the next call of fn compiles again, and raises)
             pass
 
@@ -364,7 +374,10 @@ def _run_fused(roots, root_grads, retain_graph) -> bool:
                 return False  # counted again next time
             fn = _compile_fused(key)
             saved = tuple(n._saved for n in nodes if type(n) is not AccumulateGrad)
-            _seen[key] = _compiling[0] = _Compiling(fn, fn.lower(saved, given))
+            # (traced and lowered here, or found in the program cache and loaded at the
+            # next call; only XLA's compile goes to the thread)
+            _seen[key] = _compiling[0] = _Compiling(
+                fn, _programs.compile_ahead(fn, (saved, given)))
             return False
         fn = _seen[key] = _compile_fused(key)
     elif fn.__class__ is _Compiling:
@@ -448,4 +461,20 @@ def _compile_fused(key):
                     add(e[0], e[1], g)
         return tuple(out)
 
-    return jax.jit(fused)
+    return _programs.program(fused, _fused_ident(key))
+
+
+def _fused_ident(key):
+    """The program cache's name for a fused backward: its structure, with each node's
+    backward by its own ident (None when one of them has none)."""
+    root_slots, implicit, parts = key
+    named = []
+    for p in parts:
+        if p is None:
+            named.append(None)
+            continue
+        ident = getattr(p[0], "ident", None)
+        if ident is None:
+            return None
+        named.append((ident, p[1], p[2]))
+    return _programs.ident_of("fused", root_slots, implicit, tuple(named))

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _one_off, _random
+from .. import _one_off, _programs, _random
 from .._autograd.grad_mode import no_grad
 from .._tensor import Tensor
 from .._x64 import scope, scoped
@@ -70,7 +70,7 @@ def _trunc_normal_kernel(size: int, np_dtype):
         # rounding of mean + std * z must not leave [a, b]
         return jnp.clip(mean + std * z, a, b).astype(np_dtype)
 
-    return jax.jit(f)
+    return _programs.jit(f)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,

@@ -13,7 +13,6 @@ import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
-from functools import partial
 from itertools import chain
 
 import jax
@@ -21,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _dtypes, _one_off
+from .. import _dtypes, _one_off, _programs
 from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
@@ -133,8 +132,18 @@ def _like(x, original):
     return x
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def _run(update, options, maximize, hypers, params, grads, states, fresh):
+@functools.lru_cache(maxsize=256)
+def _runner(update, options, maximize):
+    """The jitted group update of one (update rule, options, maximize), kept in the program
+    cache when the rule is torchjax's own (a user's subclass runs as a plain jax.jit)."""
+
+    def run(hypers, params, grads, states, fresh):
+        return _run_pure(update, options, maximize, hypers, params, grads, states, fresh)
+
+    return _programs.jit(run)
+
+
+def _run_pure(update, options, maximize, hypers, params, grads, states, fresh):
     real_params = [_as_real(p) for p in params]
     real_grads = [_as_real(-g if maximize else g) for g in grads]
     real_states = [{k: _as_real(v) for k, v in s.items()} for s in states]
@@ -483,10 +492,9 @@ class Optimizer:
         hypers = self._hypers(group)
         if HYPER_HOOK is not None:
             hypers = HYPER_HOOK(self, group, hypers)
-        new_params, new_states = _run(
-            type(self)._update, self._options(group), bool(group.get("maximize", False)),
-            hypers, [p._data for p in ps], [p.grad._data for p in ps], arrays,
-            fresh)
+        new_params, new_states = _runner(
+            type(self)._update, self._options(group), bool(group.get("maximize", False)))(
+            hypers, [p._data for p in ps], [p.grad._data for p in ps], arrays, fresh)
         for p, a in zip(ps, new_params):
             p._write(a)
         for st, ns in zip(states, new_states):
@@ -516,4 +524,6 @@ def full_state(p, value) -> Tensor:
 
 def scalar_state(value) -> Tensor:
     """A 0-d scalar state tensor such as `step` (float32, as PyTorch's non-capturable step)."""
+    if _one_off.top_level():  # jnp.asarray would compile a conversion program for it
+        return Tensor._wrap(_one_off.to_device(np.asarray(value, _scalar_dtype())))
     return Tensor._wrap(jnp.asarray(value, _scalar_dtype()))

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtypes, _random
+from ... import _dtypes, _programs, _random
 from ..._autograd.grad_mode import no_grad
 from ..._dispatch import FUNCTIONS as _F
 from ..._tensor import Tensor
@@ -126,7 +126,7 @@ def _noise_kernel(shape: tuple, np_dtype, alpha: bool):
         shift = rounded(rounded(rounded(keep - 1) * (_ALPHA * a)) + _ALPHA * a * p)
         return (keep * a).astype(dt), shift.astype(dt)
 
-    return jax.jit(f)
+    return _programs.jit(f)
 
 
 def _noise_shape(shape, feature: bool, batched: bool) -> tuple:
@@ -256,9 +256,11 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
 _INDEX_TYPES = (_dtypes.int64, _dtypes.int32)
 
 
-@jax.jit
-def _any_outside(indices, n):
+def _any_outside_of(indices, n):
     return jnp.any((indices < 0) | (indices >= n))
+
+
+_any_outside = _programs.lazy_jit(_any_outside_of)
 
 
 @scoped  # int64 indices

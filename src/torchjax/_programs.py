@@ -1,0 +1,575 @@
+"""torchjax's own program cache: compiled executables keyed BEFORE tracing, so a warm
+process neither traces nor lowers the programs an earlier process made (docs/performance.md,
+"Time to first step").
+
+JAX's persistent cache (_compile_cache.py) is keyed by the lowered program: a process must
+trace the Python function and lower it to StableHLO before it can look a program up, and that
+was ~70% of a warm first step. Here a program is named by what picks it: `ident`, a string
+saying which torchjax function it is (an op row with its static arguments and compute dtype,
+a backward spec, a fused backward's structure, an optimizer's update), plus the signature of
+its arguments (tree structure; per array dtype, shape, weak type, committed or not and the
+device; per Python scalar its type), the JAX configuration that tracing reads (x64 and the
+rest of JAX's trace context), the compile options' sources (XLA flags,
+`jax_disable_most_optimizations`), the versions (torchjax's source files, jax, jaxlib, the
+backend's platform and version). The value is JAX's serialized executable
+(jax.experimental.serialize_executable), in the same directory tree and under the same
+switches as JAX's cache: a subdirectory `programs` of it, written by the same `_FileCache`
+(atomic rename, digest, a warning and a recompile for a damaged entry).
+
+A wrong hit would run a wrong program, so only what the key fully names is cached: an ident
+is made only of plain values (`describe`), a function by its module, name and code (and its
+closure's values), never a user's function; anything else gets no ident and runs as a plain
+jax.jit. Tracers, shardings other than one device, keyword arguments and unusual argument
+types take the plain jax.jit path too.
+
+How a call runs: `program(fn, ident)` is a jax.jit-like C++ dispatcher (`_jax.pjit`, the
+object behind jax.jit) whose cache-miss handler is ours. Calls whose signature it has seen
+run on its C++ fast path, exactly as jax.jit's do (no cost in the steady state); a new
+signature comes to `_Program.miss`, which takes the executable from memory, from disk, or
+compiles it (jit.lower(...).compile(), counted by compile_stats like any compile) and stores
+it, then hands the C++ side the same fast-path data jax.jit's own miss handler would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import threading
+import time
+
+import jax
+
+from . import _compile_cache, _compile_stats
+
+try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
+    from jax._src import config as _config
+    from jax._src import core as _core
+    from jax._src import pjit as _pjit
+    from jax._src import stages as _stages
+    from jax._src import tree_util as _tree_util
+    from jax._src.interpreters import pxla as _pxla
+    from jax._src.lib import _jax
+    from jax.experimental import serialize_executable as _serialize
+
+    _ARRAY = _jax.ArrayImpl
+    from jax._src.random.prng import PRNGKeyArray as _KEY_ARRAY
+    _AVAILABLE = True
+except (ImportError, AttributeError):  # pragma: no cover - another jax
+    _AVAILABLE = False
+
+_FORMAT = "torchjax-programs-1"
+_SUBDIR = "programs"
+_SCALAR_TYPES = (bool, int, float, complex)
+_lock = threading.Lock()
+# every _Program made (weakly): clear() empties their executables (the test suite's bound on
+# memory mappings, like jax.clear_caches())
+_all: list = []
+_cpp_cache = None
+
+
+class Uncacheable(Exception):
+    """A value the key cannot name exactly: the program runs as a plain jax.jit."""
+
+
+# -- naming a program --------------------------------------------------------------------------
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def describe(v) -> str:
+    """An exact, process-independent text for a value that picks a program; Uncacheable when
+    there is none. Floats by repr (round-trips exactly, keeps -0.0 and nan apart)."""
+    t = type(v)
+    if t in _PLAIN:
+        return f"{t.__name__}:{v!r}"
+    if t is tuple or t is list:
+        return f"{t.__name__}(" + ",".join(describe(x) for x in v) + ")"
+    if t is slice:
+        return f"slice({describe(v.start)},{describe(v.stop)},{describe(v.step)})"
+    if v is Ellipsis:
+        return "..."
+    if isinstance(v, type):
+        return f"type:{_qualified(v)}"
+    if callable(v) and hasattr(v, "__code__"):
+        return describe_function(v)
+    if callable(v) and type(v).__name__ in ("builtin_function_or_method", "ufunc",
+                                            "PjitFunction", "custom_jvp", "custom_vjp"):
+        return f"fn:{_qualified(v)}"
+    # torchjax's own value types that say exactly what they are
+    from . import _dtypes
+    if isinstance(v, _dtypes.dtype):
+        return f"dtype:{v.name}"
+    import numpy as np
+    if isinstance(v, np.dtype):
+        return f"npdtype:{v.str}:{v.name}"
+    if isinstance(v, np.generic):
+        return f"np:{v.dtype.str}:{v.item()!r}"
+    raise Uncacheable(t.__name__)
+
+
+def _qualified(f) -> str:
+    mod = getattr(f, "__module__", None) or ""
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
+    if not name or "<locals>" in name and not hasattr(f, "__code__") or not _own(mod):
+        raise Uncacheable(f"{mod}.{name}")
+    return f"{mod}.{name}"
+
+
+def _own(mod: str) -> bool:
+    return mod in ("jax", "numpy", "math", "operator", "builtins") or mod.startswith(
+        ("torchjax.", "jax.", "jaxlib.", "numpy."))
+
+
+def describe_function(f) -> str:
+    """A torchjax (or jax, numpy) function: its name, a digest of its code, and the values
+    its closure holds. A function of any other module (a user's) is Uncacheable: the source
+    fingerprint covers only torchjax's own files."""
+    if isinstance(getattr(f, "__self__", None), object) and hasattr(f, "__func__"):
+        raise Uncacheable("bound method")
+    name = _qualified(f)
+    h = hashlib.blake2b(digest_size=8)
+    _digest_code(h, f.__code__)
+    parts = [name, h.hexdigest()]
+    for cell in f.__closure__ or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # an empty cell (a name bound later in the enclosing function)
+            raise Uncacheable("empty closure cell") from None
+        parts.append(describe(content))
+    if f.__defaults__:
+        parts.append(describe(f.__defaults__))
+    if f.__kwdefaults__:
+        parts.append(describe(tuple(sorted(f.__kwdefaults__.items()))))
+    return "fn:" + "|".join(parts)
+
+
+def _digest_code(h, code) -> None:
+    """Feed a code object to h the same way in every process: nested functions' code by
+    content (their repr holds an address), sets sorted (their order follows string hashes,
+    which differ per process)."""
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
+    for c in code.co_consts:
+        if type(c).__name__ == "code":
+            _digest_code(h, c)
+        elif isinstance(c, frozenset):
+            h.update(repr(sorted(map(repr, c))).encode())
+        else:
+            h.update(repr(c).encode())
+
+
+def ident_of(*parts) -> str | None:
+    """An ident from parts (describe() of each), or None when one cannot be named exactly."""
+    if not enabled():
+        return None
+    try:
+        return ";".join(describe(p) for p in parts)
+    except Uncacheable:
+        return None
+    except Exception:  # noqa: BLE001  (a value whose repr fails: no cache, never an error)
+        return None
+
+
+# -- the environment a program depends on ----------------------------------------------------
+
+_source_fingerprint: str | None = None
+
+
+def _sources() -> str:
+    """torchjax's own source files (path, size, modification time): an edited op in a
+    development tree is a different program."""
+    global _source_fingerprint
+    if _source_fingerprint is None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        h = hashlib.blake2b(digest_size=16)
+        for d, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    p = os.path.join(d, name)
+                    try:
+                        st = os.stat(p)
+                    except OSError:
+                        continue
+                    h.update(f"{os.path.relpath(p, root)}:{st.st_size}:{st.st_mtime_ns}\n"
+                             .encode())
+        from .version import __version__
+        _source_fingerprint = f"{__version__}:{h.hexdigest()}"
+    return _source_fingerprint
+
+
+_COMPILE_OPTIONS = ("jax_disable_most_optimizations", "jax_exec_time_optimization_effort",
+                    "jax_memory_fitting_effort", "jax_optimization_level",
+                    "jax_memory_fitting_level", "jax_default_prng_impl",
+                    "jax_use_shardy_partitioner", "jax_threefry_partitionable")
+
+
+def _environment() -> str:
+    """What tracing and compiling read besides the arguments (at each new program: cheap
+    next to a compile). JAX's trace context holds x64, matmul precision, dtype promotion and
+    the rest of what jax.jit keys its own cache by; an entry of it without a plain repr (an
+    object shown by address) makes the program uncacheable."""
+    ctx = []
+    for v in _config.trace_context():
+        r = repr(v)
+        if " at 0x" in r:
+            if type(v).__name__ == "AxisEnv":  # empty at top level (trace_state_clean)
+                continue
+            raise Uncacheable("trace context")
+        ctx.append(r)
+    opts = [f"{n}={getattr(jax.config, n, None)!r}" for n in _COMPILE_OPTIONS]
+    # torchjax's own process-wide choices that an op may read while it is traced
+    from . import _dtypes, _settings
+    opts.append(f"default_dtype={_dtypes.get_default_dtype().name}")
+    opts.append(f"settings={sorted(_settings._state.items())!r}")
+    import jaxlib
+    devices = jax.devices()
+    backend = (f"{devices[0].platform}:{devices[0].client.platform_version}:"
+               f"{devices[0].device_kind}:{len(devices)}")
+    return "\n".join((_FORMAT, _sources(), jax.__version__, jaxlib.__version__, backend,
+                      os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
+                      ",".join(ctx), ",".join(opts)))
+
+
+# -- the argument signature --------------------------------------------------------------------
+
+def signature(args):
+    """(tree structure, one tuple per leaf): what jax.jit's own dispatch tells apart, in
+    plain values; None when an argument is outside what the key can name (a tracer, a
+    sharded array, an object), which then runs as a plain jax.jit."""
+    try:
+        return _signature(args)
+    except Exception:  # noqa: BLE001  (an array whose dtype has no plain name, ...)
+        return None
+
+
+def _signature(args):
+    leaves, tree = _tree_util.tree_flatten(args)
+    out = [str(tree)]
+    for x in leaves:
+        t = type(x)
+        if t is _ARRAY or t is _KEY_ARRAY:
+            s = x.sharding
+            if type(s).__name__ != "SingleDeviceSharding":
+                return None
+            d = s._device
+            av = x.aval
+            out.append(("a", str(av.dtype), av.shape, av.weak_type, x._committed,
+                        d.platform, d.id, s.memory_kind))
+        elif t in _SCALAR_TYPES:
+            out.append(("p", t.__name__))
+        elif t.__module__ == "numpy" and (t.__name__ == "ndarray" or hasattr(x, "dtype")):
+            out.append(("n", t.__name__, x.dtype.str, str(x.dtype), x.shape))
+        else:
+            return None
+    return tuple(out)
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+_store = None
+_store_dir = None
+
+
+def enabled() -> bool:
+    """On with torchjax's persistent cache (TORCHJAX_CACHE, TORCHJAX_CACHE_DIR), in its
+    directory only (a JAX cache the user configured is left to JAX);
+    TORCHJAX_CACHE_PROGRAMS=0 turns off this layer alone, JAX's cache staying on."""
+    return (_AVAILABLE and _compile_cache.owned and _compile_cache.directory is not None
+            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "1").strip().lower()
+            not in _compile_cache._OFF)
+
+
+def _get_store():
+    """The _FileCache of `<cache dir>/programs`, made at the first program (None: off)."""
+    global _store, _store_dir
+    directory = _compile_cache.directory
+    if not enabled() or _compile_cache._FileCache is None:
+        return None
+    path = os.path.join(directory, _SUBDIR)
+    if _store is None or _store_dir != path:
+        with _lock:
+            if _store is None or _store_dir != path:
+                try:
+                    _store = _compile_cache._FileCache(path)
+                except OSError as e:
+                    _compile_cache._warn(f"cannot use the program cache directory {path} ({e})")
+                    _store = False
+                _store_dir = path
+    return _store or None
+
+
+def _default_dtype():
+    from . import _dtypes
+    return _dtypes.get_default_dtype()
+
+
+def _key(ident: str, sig) -> str:
+    sig = sig[0]  # (the configuration is in _environment())
+    h = hashlib.blake2b(digest_size=32)
+    h.update(_environment().encode())
+    h.update(b"\0")
+    h.update(ident.encode())
+    h.update(b"\0")
+    h.update(repr(sig).encode())
+    return "p-" + h.hexdigest()
+
+
+def _load(store, key, args, device):
+    t0 = time.perf_counter()
+    data = store.get(key)
+    if data is None:
+        return None
+    try:
+        payload, out_tree = pickle.loads(data)
+        _, in_tree = _tree_util.tree_flatten((args, {}))
+        compiled = _serialize.deserialize_and_load(payload, in_tree, out_tree,
+                                                   backend=device.client)
+        # belt and braces: the executable must take exactly these argument types
+        want = [jax.typeof(x) for x in _tree_util.tree_leaves(args)]
+        got = [a._aval for a in _tree_util.tree_leaves(compiled.args_info)]
+        if len(want) != len(got) or any(
+                (w.shape, w.dtype, w.weak_type) != (g.shape, g.dtype, g.weak_type)
+                for w, g in zip(want, got)):
+            raise ValueError("argument types differ from the entry's")
+    except Exception as e:  # noqa: BLE001  (a damaged or foreign entry: compile it again)
+        _compile_cache._warn(f"ignoring unusable program cache entry {key} ({type(e).__name__}: "
+                             f"{e}); compiling the program again")
+        return None
+    _compile_stats.count_loaded(time.perf_counter() - t0)
+    return compiled
+
+
+def _drop(key, err) -> None:
+    """An entry that loaded but does not run: reported, deleted, compiled again."""
+    _compile_cache._warn(f"ignoring unusable program cache entry {key} ({err}); compiling the "
+                         "program again")
+    store = _get_store()
+    if store is not None:
+        try:
+            os.unlink(store._file(key))
+        except OSError:
+            pass
+
+
+def _save(store, key, compiled) -> None:
+    try:
+        payload, _, out_tree = _serialize.serialize(compiled)
+        data = pickle.dumps((payload, out_tree), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001  (constants in the program, an unpicklable output tree)
+        return
+    store.put(key, data)
+
+
+# -- the dispatcher ----------------------------------------------------------------------------
+
+class _Program:
+    """The cache-miss side of one program's C++ dispatcher (see the module docstring)."""
+
+    __slots__ = ("jit", "ident", "compiled", "__weakref__")
+
+    def __init__(self, jitted, ident):
+        self.jit = jitted
+        self.ident = ident
+        self.compiled = {}  # signature -> jax.stages.Compiled
+
+    def miss(self, *args, **kwargs):
+        sig = None
+        if not kwargs and _core.trace_state_clean():
+            sig = signature(args)
+        if sig is None:
+            return self.jit(*args, **kwargs), None, False
+        # in memory, the configuration is keyed as jax.jit keys it (its C++ side does too,
+        # so a call under x64 never meets the executable made without it)
+        sig = (sig, _config.trace_context(), _default_dtype())
+        compiled = self.compiled.get(sig)
+        if compiled is None:
+            compiled, key = self._make(args, sig)
+            if key is not None:  # loaded from disk: its first run is its test
+                try:
+                    outs, out_flat, args_flat = _stages.Compiled.call(compiled._params, *args)
+                except _jax.JaxRuntimeError as e:
+                    _drop(key, e)
+                    compiled = self._compile(args, key)
+                else:
+                    self.compiled[sig] = compiled
+                    return outs, _fastpath(compiled, out_flat, args_flat), False
+            self.compiled[sig] = compiled
+        outs, out_flat, args_flat = _stages.Compiled.call(compiled._params, *args)
+        return outs, _fastpath(compiled, out_flat, args_flat), False
+
+    def _key_of(self, sig):
+        if _get_store() is None:
+            return None
+        try:
+            return _key(self.ident, sig)
+        except Uncacheable:
+            return None
+
+    def _make(self, args, sig):
+        """(executable, its key when it was loaded from disk, else None)."""
+        key = self._key_of(sig)
+        if key is not None:
+            got = _load(_get_store(), key, args, _device_of(args))
+            if got is not None:
+                return got, key
+        return self._compile(args, key), None
+
+    def _compile(self, args, key):
+        _compile_stats.loaded_by_jax()
+        if key is None:
+            return self.jit.lower(*args).compile()
+        lowered = self.jit.lower(*args)
+        with _without_jax_cache():
+            compiled = lowered.compile()
+        _compile_stats.count_program_miss()
+        if not _compile_stats.loaded_by_jax():
+            _save(_get_store(), key, compiled)
+        return compiled
+
+    def compile_ahead(self, args):
+        """For a program compiled on another thread (the fused backward): returns a function
+        that makes the executable for `args` (loading it, or compiling what was lowered here,
+        on the calling thread, where the JAX configuration is the caller's) and keeps it."""
+        sig = signature(args) if _core.trace_state_clean() else None
+        if sig is None:
+            lowered = self.jit.lower(*args)
+            return lambda: lowered.compile()
+        sig = (sig, _config.trace_context(), _default_dtype())
+        key = self._key_of(sig)
+        if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
+            return lambda: None  # the next call loads it (and tries it: see miss)
+        lowered = self.jit.lower(*args)
+
+        def work():
+            _compile_stats.loaded_by_jax()
+            if key is None:
+                compiled = lowered.compile()
+            else:
+                with _without_jax_cache():
+                    compiled = lowered.compile()
+                _compile_stats.count_program_miss()
+            self.compiled[sig] = compiled
+            if key is not None and not _compile_stats.loaded_by_jax():
+                _save(_get_store(), key, compiled)
+        return work
+
+
+_bypass_lock = threading.Lock()
+_bypassing = [0, None]  # threads inside _without_jax_cache, JAX's state before the first
+
+
+class _without_jax_cache:
+    """A compile whose executable goes to the program cache skips JAX's persistent cache:
+    an executable JAX loaded from its cache cannot be serialized again (XLA:CPU's copy fails
+    at run time with "Function ... not found"), so after torchjax changed (new keys here, the
+    same lowered programs there) JAX's entries would keep this cache from ever filling. JAX
+    decides once per process whether its cache is in use (compilation_cache._cache_used);
+    that answer is switched off while such a compile runs. Process-wide: another thread's
+    compile in that window also skips JAX's cache, which costs it a compile, nothing else."""
+
+    def __enter__(self):
+        try:
+            from jax._src import compilation_cache as cc
+        except ImportError:  # pragma: no cover
+            return self
+        with _bypass_lock:
+            if _bypassing[0] == 0:
+                _bypassing[1] = (cc._cache_checked, cc._cache_used)
+                cc._cache_checked, cc._cache_used = True, False
+            _bypassing[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            from jax._src import compilation_cache as cc
+        except ImportError:  # pragma: no cover
+            return False
+        with _bypass_lock:
+            _bypassing[0] -= 1
+            if _bypassing[0] == 0:
+                cc._cache_checked, cc._cache_used = _bypassing[1]
+        return False
+
+
+def _device_of(args):
+    for x in _tree_util.tree_leaves(args):
+        if type(x) is _ARRAY or type(x) is _KEY_ARRAY:
+            return x.sharding._device
+    return jax.devices()[0]
+
+
+def _fastpath(compiled, out_flat, args_flat):
+    """The fast-path data jax.jit's own miss handler returns for this executable (None: the
+    C++ side then calls the miss handler every time, which stays correct)."""
+    try:
+        return _pjit._get_fastpath_data(compiled._executable, compiled._params.out_tree,
+                                        args_flat, out_flat, (), (), None,
+                                        compiled._params.const_args)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def program(fn, ident: str | None, **jit_kwargs):
+    """jax.jit(fn), with its executables kept in torchjax's program cache under `ident`
+    (None: a plain jax.jit). The result has jax.jit's `lower` and is called the same way."""
+    jitted = jax.jit(fn, **jit_kwargs)
+    if ident is None or jit_kwargs or not enabled():
+        return jitted
+    global _cpp_cache
+    if _cpp_cache is None:
+        _cpp_cache = _pjit.make_jit_cpp_cache(8192)
+    prog = _Program(jitted, ident)
+    f = _jax.pjit(getattr(fn, "__name__", "program"), fn, prog.miss, (), (),
+                  _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
+                  _pxla.cc_shard_arg, _cpp_cache)
+    # jax.jit's methods (lower, trace, eval_shape) read these two attributes
+    f._fun = jitted._fun
+    f._jit_info = jitted._jit_info
+    f._program = prog
+    import weakref
+    _all.append(weakref.ref(prog))
+    if len(_all) > 65536:
+        _all[:] = [r for r in _all if r() is not None]
+    return f
+
+
+def jit(fn):
+    """jax.jit(fn) kept in the program cache when `fn` names itself exactly: a torchjax
+    function whose closure holds only plain values (see describe_function)."""
+    return program(fn, ident_of("jit", fn))
+
+
+def lazy_jit(fn):
+    """jit(fn) for a module-level function, made at its first call: modules may be imported
+    before the persistent cache is configured (which decides whether it is on)."""
+    made = []
+
+    def call(*args):
+        if not made:
+            made.append(jit(fn))
+        return made[0](*args)
+
+    call.__name__ = getattr(fn, "__name__", "program")
+    return call
+
+
+def compile_ahead(f, args):
+    """`f`'s executable for `args`, made by the returned function (run it on any thread)."""
+    prog = getattr(f, "_program", None)
+    if prog is None:
+        lowered = f.lower(*args)
+        return lambda: lowered.compile()
+    return prog.compile_ahead(args)
+
+
+def clear() -> None:
+    """Forget every executable held in memory (jax.clear_caches() does not reach them)."""
+    global _cpp_cache
+    for r in _all:
+        p = r()
+        if p is not None:
+            p.compiled.clear()
+    if _cpp_cache is not None:
+        _cpp_cache.clear()
