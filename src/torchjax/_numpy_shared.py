@@ -399,6 +399,18 @@ def _where(t) -> tuple:
     return tuple(arr.shape), np.dtype(arr.dtype), strides, offset
 
 
+def _byte_view(dt: np.dtype, root: np.dtype) -> bool:
+    """Whether a view of dtype dt can be read from a storage of dtype root byte for byte: the
+    same dtype or size (view(dtype)), or the complex/real pair view_as_complex/_real make."""
+    if dt.itemsize == root.itemsize:
+        return True
+    if dt.kind == "c" and root.kind == "f":
+        return dt.itemsize == 2 * root.itemsize
+    if dt.kind == "f" and root.kind == "c":
+        return 2 * dt.itemsize == root.itemsize
+    return False
+
+
 def _view_array(host, where, root_offset):
     """The ndarray over the host memory at a view's strides and offset."""
     shape, dt, strides, offset = where
@@ -450,6 +462,10 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
     if link is None and isinstance(_SLOT.__get__(root), jax.core.Tracer):
         # a concrete detach() of a traced tensor (a recomputation under jax.vjp): there is no
         # storage to share, only these values
+        return np.array(arr)
+    if where is not None and not _byte_view(where[0][1], np.dtype(_SLOT.__get__(root).dtype)):
+        # values computed from the base (view_as_complex of a bfloat16 tensor is an upcast
+        # here), not a view of its bytes: a copy
         return np.array(arr)
     host = _export(root) if link is None else link.host
     if where is None:
