@@ -273,12 +273,14 @@ _store_dir = None
 
 
 def enabled() -> bool:
-    """On with torchjax's persistent cache (TORCHJAX_CACHE, TORCHJAX_CACHE_DIR), in its
-    directory only (a JAX cache the user configured is left to JAX);
-    TORCHJAX_CACHE_PROGRAMS=0 turns off this layer alone, JAX's cache staying on."""
+    """Opt-in (TORCHJAX_CACHE_PROGRAMS=1), with torchjax's persistent cache (TORCHJAX_CACHE,
+    TORCHJAX_CACHE_DIR), in its directory only (a JAX cache the user configured is left to
+    JAX). Off by default for now: a deserialized executable of a LAPACK custom call
+    (cholesky_ex, via a distribution's constraint check) crashed the process when called, and
+    a forked DataLoader worker's NumPy guard does not see programs run from here."""
     return (_AVAILABLE and _compile_cache.owned and _compile_cache.directory is not None
-            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "1").strip().lower()
-            not in _compile_cache._OFF)
+            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "0").strip().lower()
+            not in _compile_cache._OFF + ("",))
 
 
 def _get_store():
