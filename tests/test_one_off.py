@@ -80,26 +80,6 @@ def test_random_parameters_and_optimizer_state_compile_no_program_per_shape():
         assert float(opt.state[p]["exp_avg_sq"].abs().sum()) == 0.0
 
 
-def test_an_int_and_a_float_scalar_share_one_program():
-    def traced():
-        return torch.compile_stats().traced
-
-    x = torch.ones(7, 3, 2)  # a shape no other test uses: its programs are new here
-    n = traced()
-    (x * 3).numpy()
-    assert traced() == n + 1
-    y = x * 3.0  # the int's program
-    z = x * 2
-    assert traced() == n + 1
-    assert y.dtype == torch.float32 and z.dtype == torch.float32
-    np.testing.assert_array_equal(y.numpy(), np.full((7, 3, 2), 3.0, np.float32))
-    # a large int stays exact: it reaches the program as an int
-    big = torch.ones(2, dtype=torch.float64) * (2**60 + 1)
-    assert big.numpy()[0] == float(2**60 + 1)
-    # an integer tensor keeps its integer arithmetic
-    assert (torch.arange(3) * 2).dtype == torch.int64
-
-
 def test_tensor_of_a_list_compiles_nothing():
     before = torch.compile_stats()
     t = torch.tensor([[1.5, 2.0], [3.0, 4.0], [5.0, 6.5]])

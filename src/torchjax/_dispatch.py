@@ -302,16 +302,7 @@ def _fast_unwrap(prep, dyn):
         if mode == "float" and not (cd.is_floating_point or cd.is_complex):
             cd = _dtypes.get_default_dtype()
         _FAST_CD[key] = cd
-    if int in keys and cd and cd.is_floating_point:
-        # the row casts every scalar to cd before it runs (_pure._cast), so `x * 2` and
-        # `x * 2.0` are one program if the int reaches it as a float: exact below 2**53,
-        # where int -> float64 -> cd rounds as int -> cd does
-        arrays = [float(a) if a.__class__ is int and -_EXACT < a < _EXACT else a
-                  for a in arrays]
     return arrays, rg, (cd or None)
-
-
-_EXACT = 2 ** 53
 
 
 _dtypes.on_default_dtype_change(_FAST_CD.clear)
