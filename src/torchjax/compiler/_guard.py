@@ -24,7 +24,7 @@ from __future__ import annotations
 import types
 
 from .._tensor import Tensor
-from ._discover import SCALARS, _global_names
+from ._discover import SCALARS, _all_modules, _global_names
 
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
@@ -185,12 +185,9 @@ def _scalars(e: _Emitter, src) -> bool:
 
 
 def _modules(e: _Emitter, root, seen: set) -> bool:
-    stack = [root]
-    while stack:
-        m = stack.pop()
-        if id(m) in seen:
-            continue
-        seen.add(id(m))
+    modules: list = []
+    _all_modules(root, seen, modules)  # the walk's order
+    for m in modules:
         M = e.bind(m)
         tr = m.training
         e.fail_if(f"{M}.training is not {tr}" if type(tr) is bool
@@ -206,9 +203,6 @@ def _modules(e: _Emitter, root, seen: set) -> bool:
         _keys(e, d, m._modules)
         for name, c in m._modules.items():
             e.fail_if(f"{d}[{name!r}] is not {'None' if c is None else e.bind(c)}")
-        children = [c for c in m._modules.values() if c is not None]
-        children.reverse()
-        stack.extend(children)
         for attr in ("_parameters", "_buffers"):
             d = e.local()
             items = getattr(m, attr)
