@@ -233,12 +233,7 @@ class CompiledFunction:
                 or not confirmed(traced, made, known_b):
             snapshot.restore()
             return None
-        steady = key[:4] + (state_sig,) + key[5:]
-        program = Program(traced, len(_unique(inputs)), self.donate, self._name)
-        self._programs[steady] = program
-        self._last_key = steady
-        self.compiles += 1
-        return program, known_b
+        return self._keep_steady(traced, inputs, key, state_sig), known_b
 
     def _prefilled(self, lazy, key, args, kwargs, inputs, known, src):
         """(program, known) of the steady signature, its gradients and optimizer state
@@ -248,7 +243,6 @@ class CompiledFunction:
             snapshot.restore()
             return None
         state, state_sig = _discover.walk(src)
-        steady = key[:4] + (state_sig,) + key[5:]  # the same scalars: nothing ran between
         known_b = _known(inputs, state)
         _TRACING[0] += 1
         try:
@@ -258,11 +252,17 @@ class CompiledFunction:
             return None
         finally:
             _TRACING[0] -= 1
+        return self._keep_steady(traced, inputs, key, state_sig), known_b
+
+    def _keep_steady(self, traced, inputs, key, state_sig):
+        """The program of a trace over created state, kept under the key of that state (the
+        call's key with the new state signature; the same scalars: nothing ran between)."""
+        steady = key[:4] + (state_sig,) + key[5:]
         program = Program(traced, len(_unique(inputs)), self.donate, self._name)
         self._programs[steady] = program
         self._last_key = steady
         self.compiles += 1
-        return program, known_b
+        return program
 
     def _sources(self, args, kwargs):
         top = _discover.top_level(self._fn)
