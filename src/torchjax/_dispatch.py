@@ -23,6 +23,7 @@ from . import (
     _autocast,
     _device_dtypes,
     _dtypes,
+    _linearize,
     _meta,
     _programs,
     _result_hooks,
@@ -32,6 +33,7 @@ from . import (
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, node_class
+from ._linearize import ACTIVE as _LINEARIZE
 from ._ops._registry import OPS, OpDef
 from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure, _spec_for
 from ._tensor import Tensor
@@ -347,8 +349,11 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             cd = _autocast.compute_dtype(prep.op, dyn, stat, cd)
             if prep.check is not None:  # PyTorch checks the inputs autocast has cast
                 prep.check(_autocast.as_cast(cd, dyn), stat)
+        lin = None
         try:
-            out = _fwd_for(prep, stat, cd)(*arrays)
+            if _LINEARIZE[0] and rg and _STATE.grad_enabled and prep.op.differentiable:
+                lin = _linearized(prep, dyn, stat, cd, arrays)
+            out = _fwd_for(prep, stat, cd)(*arrays) if lin is None else lin[0]
         except (TypeError, ValueError, IndexError) as e:
             if not _meta.any_meta(arrays):
                 if LAYOUTS:
@@ -361,6 +366,8 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             out = _meta.evaluate(_make_pure(prep, stat, cd, None), arrays)
         if rg and _STATE.grad_enabled and prep.op.differentiable:
             res = _record(prep, dyn, arrays, stat, cd, out)
+            if lin is not None:
+                _keep_linearized(res, lin[1])
         else:
             if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
                 out = stop_traced(out)  # only traced values (or tuples) need the grad-mode check
@@ -372,6 +379,26 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     finally:
         if x64 is not _KEPT:
             _X64.set_local(x64) if x64.__class__ is not _Allowed else x64.restore()
+
+
+def _linearized(prep, dyn, stat, cd, arrays):
+    """(out, backward) of this call run under jax.vjp (_linearize.py), or None."""
+    if _SAVED_HOOKS.stack or _from_result(prep, cd):
+        return None
+    diff = _edges_and_diff(prep, dyn)[1]
+    if not diff:
+        return None
+    return _linearize.run(_make_pure(prep, stat, cd, None), arrays, diff)
+
+
+def _keep_linearized(res, backward):
+    """Give the node just recorded for `res` the linear map its forward kept."""
+    for t in (res,) if isinstance(res, Tensor) else res:
+        node = t._grad_fn if isinstance(t, Tensor) else None
+        if node is not None:
+            if node._spec.__class__ is not _linearize.Linearized:
+                node._spec = _linearize.Linearized(node._spec, backward)
+            return
 
 
 def stop_traced(out):

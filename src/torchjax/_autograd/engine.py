@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _one_off, _programs
+from .._linearize import Linearized
 from . import anomaly
 from .node import AccumulateGrad
 from .saved_hooks import Packed
@@ -298,8 +299,10 @@ def _structure(roots):
                 return None, None, None
             parts.append(None)
             continue
-        if (n._spec is None or n._retained is not None or n._hooks or n._pre_hooks
-                or n._tensor_hooks is not None or n._released or n._saved.__class__ is Packed):
+        # (a Linearized spec belongs to one traced call: never a program of its own)
+        if (n._spec is None or n._spec.__class__ is Linearized or n._retained is not None
+                or n._hooks or n._pre_hooks or n._tensor_hooks is not None or n._released
+                or n._saved.__class__ is Packed):
             return None, None, None
         edges = []
         for e in n._edges:

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _layout, _printing, _random
+from .. import _layout, _linearize, _printing, _random
 from .._autograd import engine
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
@@ -252,6 +252,30 @@ def _is_traced(x) -> bool:
     return isinstance(x, Tracer)
 
 
+_NAMES = frozenset({"backward", "grad"})
+_CALLS: dict = {}
+
+
+def _code_calls(code) -> bool:
+    got = _CALLS.get(code)
+    if got is None:
+        got = _CALLS[code] = bool(_NAMES.intersection(code.co_names)) or any(
+            _code_calls(c) for c in code.co_consts if hasattr(c, "co_names"))
+    return got
+
+
+def calls_backward(fn) -> bool:
+    """Whether fn's code (nested functions included) names backward() or autograd.grad: a
+    training step, whose ops are then linearized as they are traced (_linearize.py). A
+    guess from the code alone; either answer gives the same program, only the trace's cost
+    differs (a forward-only function would linearize for nothing)."""
+    fn = getattr(fn, "__func__", fn)
+    if not hasattr(fn, "__code__"):
+        fn = getattr(type(fn), "forward", None) or type(fn).__dict__.get("__call__")
+    code = getattr(fn, "__code__", None)
+    return code is not None and _code_calls(code)
+
+
 def trace(fn, args, kwargs, known, src) -> Traced:
     """Trace fn(*args, **kwargs) with the arrays of `known` (the tensor arguments, then the
     state from walk, each tensor once) as the program's inputs."""
@@ -371,6 +395,8 @@ def trace(fn, args, kwargs, known, src) -> Traced:
         hyper_hook, draw_hook, step_hook, _print_hook)
     tape_tracing = _function_traced.TAPE_TRACING[0]
     _function_traced.TAPE_TRACING[0] = True
+    linearize = _linearize.ACTIVE[0]
+    _linearize.ACTIVE[0] = calls_backward(fn)
     try:
         with watching(see), sticky() as breaks:
             # every op's own jax.jit inlined: the step is one flat jaxpr rather than ~100
@@ -381,6 +407,7 @@ def trace(fn, args, kwargs, known, src) -> Traced:
             raise breaks[0]
     finally:
         _function_traced.TAPE_TRACING[0] = tape_tracing
+        _linearize.ACTIVE[0] = linearize
         (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
          _printing.ON_TRACED) = prev
         snapshot.restore()
