@@ -195,3 +195,33 @@ def test_state_of_another_shape_is_traced_again():
     model.bias = nn.Parameter(torch.zeros(4))
     assert f(x).item() == 12.0  # the same key as before, state shapes changed
     assert f.compiles == 3
+
+
+def test_gradients_of_leaf_arguments():
+    """backward() inside the step reaching leaf arguments: fresh arguments get their .grad
+    every call, and one argument passed again accumulates, as eagerly (a tracer used to stay
+    in the argument's .grad, and later calls left it None)."""
+    import warnings
+
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        w = torch.ones(3, requires_grad=True)
+
+        def step(x):
+            (x * w * x).sum().backward()
+            return x
+
+        f = torch.compile(step) if compiled else step
+        xs = [torch.randn(3, requires_grad=True) for _ in range(3)]
+        for x in xs:
+            f(x)
+        same = torch.randn(3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the accumulating signature breaks the graph
+            for _ in range(3):
+                f(same)
+        assert all(type(x.grad._data).__name__ == "ArrayImpl" for x in xs + [same])
+        results.append([x.grad.numpy() for x in xs] + [same.grad.numpy(), w.grad.numpy()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -239,7 +239,7 @@ class CompiledFunction:
         """(program, known) of the steady signature, its gradients and optimizer state
         created now (see _prefill); None to keep the first call's own program."""
         snapshot = Snapshot(known, src, [])
-        if not prefill(lazy, known):
+        if not prefill(lazy, known, len(_unique(inputs))):
             snapshot.restore()
             return None
         state, state_sig = _discover.walk(src)
@@ -297,8 +297,10 @@ class CompiledFunction:
 
 def _input_key(x):
     if isinstance(x, Tensor):
-        # the aval (shape, dtype); devices and shardings the jitted program checks itself
-        return (x._data.aval, x._requires_grad)
+        # the aval (shape, dtype); devices and shardings the jitted program checks itself.
+        # Whether a leaf argument has a .grad too: a backward inside the step sets it, or
+        # adds to it (which the trace refuses: see trace's input_grads)
+        return (x._data.aval, x._requires_grad, x._grad is not None)
     return _value_key(x)
 
 

@@ -49,11 +49,14 @@ def _dampened(opt) -> bool:
                for g in opt.param_groups)
 
 
-def prefill(lazy, known) -> bool:
+def prefill(lazy, known, n_inputs) -> bool:
     """Create the lazily made state now; False (having changed nothing it could not undo
-    through the caller's snapshot) when this loop cannot start from it."""
+    through the caller's snapshot) when this loop cannot start from it. The arguments'
+    gradients (the first n_inputs known tensors) are not state: each call sets them anew."""
     groups: dict = {}
     for w, aval in lazy:
+        if isinstance(w, GradWrite) and w.t < n_inputs:
+            continue
         if isinstance(w, OptStateWrite):
             opt = w.opt
             if _dampened(opt) or not hasattr(opt, "_init_state"):

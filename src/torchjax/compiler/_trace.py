@@ -156,6 +156,11 @@ class Snapshot:
     def __init__(self, tensors, src, generators):
         self.tensors = [(t, t._data, t._grad, t._grad_fn, t._output_nr, t._requires_grad,
                          t._vc[0] if t._vc is not None else None) for t in tensors]
+        # the arrays of gradients that are not themselves traced (an argument's .grad): a
+        # backward inside the trace adds to them in place
+        ids = {id(t) for t in tensors}
+        self.grads = [(t._grad, t._grad._data) for t in tensors
+                      if t._grad is not None and id(t._grad) not in ids]
         self.views = []
         for t in tensors:
             for r in t._views or ():
@@ -180,6 +185,8 @@ class Snapshot:
             t._data, t._grad, t._grad_fn, t._output_nr, t._requires_grad = data, grad, fn, nr, rg
             if version is not None:
                 t._vc[0] = version
+        for g, data in self.grads:
+            g._data = data
         for v, data in self.views:
             v._data = data
         for m, d, params, buffers, mods in self.modules:
@@ -465,6 +472,10 @@ def _writes(known, array_of, tracers, grads0, modules, src, opt_state0, extras, 
         if t._data is not tracers[array_of[i]] and (t._base is None or id(t._base) not in ids):
             add(TensorWrite(i), t._data)
         g0, g = grads0[i], t._grad
+        if g is g0 and g is not None and id(g) not in ids and _is_traced(g._data):
+            raise GraphBreak("backward() adds to the .grad of an argument that has one already; "
+                             "set it to None before the call (or pass a tensor that does not "
+                             "require grad) to compile the step")
         if g is not g0:
             if g is None:
                 add(GradClear(i), None)
