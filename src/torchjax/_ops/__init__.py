@@ -3,6 +3,7 @@
 from . import (  # noqa: F401  (each module registers its rows on import)
     _internal,
     activation,
+    adaptive_pooling,
     attention,
     complex,
     conv,
@@ -27,6 +28,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     strided,
     structure,
     torch_linalg,
+    unpooling,
     vision,
 )
 from ._registry import OPS, OpDef, op
