@@ -16,6 +16,13 @@ from torchjax._ops import conv_cpu
 
 RNG = np.random.default_rng(14)
 
+
+@pytest.fixture(autouse=True)
+def _cpu_form_at_every_size(monkeypatch):
+    """The shapes here are small enough for the size rule to keep lax's lowering; the tests
+    are about the CPU form, so the rule is lifted (test_size_rule checks the rule itself)."""
+    monkeypatch.setattr(conv_cpu, "_MIN_ELEMENTS", 0)
+
 # (function, input shape, weight shape, keyword arguments); weight shapes are PyTorch's
 CASES = [
     ("conv2d", (2, 3, 7, 7), (4, 3, 3, 3), {}),  # unpadded: the zero row is added and cut
@@ -98,6 +105,21 @@ def test_cpu_form_is_lowered_on_cpu_only(name, xs, ws, kw):
     assert "conditional" not in cpu_text
     tpu_text = traced.lower(lowering_platforms=("tpu",)).as_text()
     assert "dot_general" not in tpu_text and "convolution" in tpu_text
+
+
+def test_size_rule(monkeypatch):
+    """Small non-transposed convolutions keep lax's lowering, large ones take the CPU form;
+    transposed ones take it at any size."""
+    monkeypatch.setattr(conv_cpu, "_MIN_ELEMENTS", 1 << 17)
+    plain = ((1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+
+    def form(xs, ws, statics=plain):
+        return conv_cpu._cpu_form(jax.ShapeDtypeStruct(xs, jnp.float32),
+                                  jax.ShapeDtypeStruct(ws, jnp.float32), *statics)
+    assert form((64, 16, 4, 4), (32, 16, 3, 3)) is None
+    assert form((64, 1, 28, 28), (32, 1, 3, 3)) is not None  # the issue's first layer
+    assert form((16, 64, 14, 14), (64, 64, 3, 3)) is not None
+    assert form((2, 4, 3, 3), (4, 2, 3, 3), ((2, 2), (1, 1), (1, 1), True, (1, 1), 1))
 
 
 GRADCHECK = [  # (call, input shape, weight shape)

@@ -224,12 +224,20 @@ def cpu_conv_transposed(x, w, stride, padding, dilation, output_padding, groups)
 # Beyond this many kernel taps the CPU form's program (a matmul per tap) grows large enough
 # for its compile time to matter; such kernels are rare and keep lax's lowering.
 _MAX_TAPS = 64
+# A convolution whose input and output both have fewer elements than this keeps lax's
+# lowering: there the CPU form's dozen small ops cost more than they save (measured: 64x16x4x4
+# by 32x16x3x3, padding 1, forward + backward 0.8 ms with lax, 3.3 ms in the CPU form;
+# at 16x32x12x12 by 32x32x3x3, about 74k elements each side, the two are even; from
+# 16x64x14x14 by 64x64x3x3 up the CPU form is faster). Transposed convolutions take the CPU
+# form at every size: lax's weight gradient is slow for them even when small.
+_MIN_ELEMENTS = 1 << 17
 
 
 def _cpu_form(x, w, stride, padding, dilation, transposed, output_padding, groups):
     """The CPU form for this convolution, or None where lax's lowering is kept: integer, bool
     and complex dtypes; non-transposed 1-d convolutions (XLA's 1-d kernels measured as fast as
-    the CPU form, and padding slows them down); kernels of more than _MAX_TAPS taps; and a
+    the CPU form, and padding slows them down); small non-transposed ones (_MIN_ELEMENTS);
+    kernels of more than _MAX_TAPS taps; and a
     transposed convolution whose output_padding is not below its stride (its output is then
     not the exact transpose of the strided convolution the taps are read from)."""
     if np.dtype(x.dtype) not in _REAL_FLOATS or int(np.prod(w.shape[2:])) > _MAX_TAPS:
@@ -241,6 +249,9 @@ def _cpu_form(x, w, stride, padding, dilation, transposed, output_padding, group
                                  dilation=dilation, output_padding=output_padding,
                                  groups=groups)
     if w.ndim == 3:
+        return None
+    out = _out_sizes(x.shape[2:], w.shape[2:], stride, [(p, p) for p in padding], dilation)
+    if max(x.size, x.shape[0] * w.shape[0] * int(np.prod(out))) < _MIN_ELEMENTS:
         return None
     return functools.partial(cpu_conv, stride=stride, padding=padding, dilation=dilation,
                              groups=groups)
