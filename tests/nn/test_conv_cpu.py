@@ -85,7 +85,11 @@ def _statics(name, xs, ws, kw):
             tup("output_padding", 0), kw.get("groups", 1))
 
 
-@pytest.mark.parametrize("name, xs, ws, kw", CASES + LAX_CASES, ids=_ids(CASES + LAX_CASES))
+# one case of each kind: compiling is most of this test's time
+LOWERED = [CASES[i] for i in (0, 3, 6, 8, 10)] + LAX_CASES
+
+
+@pytest.mark.parametrize("name, xs, ws, kw", LOWERED, ids=_ids(LOWERED))
 def test_cpu_form_is_lowered_on_cpu_only(name, xs, ws, kw):
     """Where the CPU form applies, the compiled CPU program of the weight gradient reads it
     as matmuls per kernel tap (XLA may fuse the smallest into elementwise loops), with no
