@@ -8,17 +8,20 @@ Measured on this 2-core CPU (jax 0.10.2) for the issue's 3x3 convolution of 64x3
   strided slice for that tap against the output gradient, summed over batch and positions) it
   takes about the forward's time; one matmul over the concatenated slices (im2col) is slower
   than the taps, since it first writes the 9x larger column matrix;
-- the forward without padding is ~2.5x slower than the same convolution with one row of zero
-  padding (XLA's CPU backend hands both to the same YNNPACK fusion; only the unpadded one is
-  slow), so an unpadded convolution is run with one extra zero row on one side and the extra
-  output row is sliced off: a few percent more arithmetic, less than half the time;
+- a 2-d forward without padding is ~2.5x slower than the same convolution with one row of
+  zero padding (XLA's CPU backend hands both to the same YNNPACK fusion; only the unpadded one
+  is slow), so an unpadded 2-d convolution is run with one extra zero row on one side and the
+  extra output row is sliced off: a few percent more arithmetic, less than half the time (1-d
+  and 3-d forwards measured no faster padded, and keep theirs);
 - the input gradient (XLA's transpose rule: a convolution of the padded output gradient with
   the flipped kernel) is already as fast as the forward, and stays.
 
 The CPU form is a jax.custom_jvp: the primal is the (padded) lax convolution, the tangent is
 linear in (input, weight) with the weight's part written tap by tap, so JAX's transpose of the
 tangent gives the tap matmuls for the weight gradient, and forward mode and higher orders work
-as for any JAX function. It is chosen with lax.platform_dependent when the program is lowered,
+as for any JAX function. A transposed convolution gets the same weight-gradient form (its
+weight gradient through lax measured 5-10x its forward). Which convolutions take the CPU form
+is _cpu_form's rule (small ones, 1-d ones and a few others keep lax's). It is chosen with lax.platform_dependent when the program is lowered,
 so a GPU or TPU program keeps lax.conv_general_dilated (whose GPU/TPU kernels have no such
 problem), whatever the default backend was while tracing.
 """
