@@ -1,4 +1,4 @@
-"""Samples for the rows of src/torchjax/_ops/conv.py."""
+"""Samples for the rows of src/torchjax/_ops/conv.py, padding.py and fold.py."""
 
 from .harness import S, make, raises
 

@@ -1,4 +1,4 @@
-"""Samples for the rows of src/torchjax/_ops/pooling.py.
+"""Samples for the rows of src/torchjax/_ops/pooling.py, adaptive_pooling.py and unpooling.py.
 
 Samples with ties (rounded values) or NaN hold more than 64 elements, so that the table test
 compares their gradients with PyTorch's but skips finite differences (meaningless at a tie)."""

@@ -3,15 +3,18 @@
 from . import (  # noqa: F401  (each module registers its rows on import)
     _internal,
     activation,
+    adaptive_pooling,
     attention,
     complex,
     conv,
+    fold,
     indexing,
     linalg,
     loss,
     misc,
     nn,
     normalization,
+    padding,
     pointwise,
     pooling,
     reduction,
@@ -25,6 +28,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     strided,
     structure,
     torch_linalg,
+    unpooling,
     vision,
 )
 from ._registry import OPS, OpDef, op

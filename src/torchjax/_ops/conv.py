@@ -1,33 +1,24 @@
-"""Convolution rows (torch.convolution, im2col / col2im) and padding rows (one per mode).
+"""The convolution row (torch.convolution) and the conv1d/2d/3d, conv_transpose1d/2d/3d forms.
 
 PyTorch's conv1d/2d/3d and conv_transpose1d/2d/3d all end in one native op,
 torch.convolution, whose grad_fn is ConvolutionBackward0; here too: the six function forms
 below only check their arguments, resolve padding='same'/'valid', and batch an unbatched
 input (which, as in PyTorch, ends in SqueezeBackward1). The one convolution row serves every
-spatial rank through lax.conv_general_dilated.
-
-Padding is one row per mode because PyTorch names each mode's node differently:
-constant_pad_nd (ConstantPadNdBackward0), reflection_pad{1,2,3}d (ReflectionPad1DBackward0...),
-replication_pad{1,2,3}d (ReplicationPad1DBackward0...) and _pad_circular (CopySlices).
-F.pad (nn/_functional/conv.py) routes between them. im2col / col2im back F.unfold / F.fold.
+spatial rank; how it is lowered (lax.conv_general_dilated, or a faster form on XLA's CPU
+backend) is conv_cpu.py's choice. Padding rows are in padding.py, im2col / col2im in fold.py.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 
 import jax.numpy as jnp
-import numpy as np
-from jax import lax
 
 from .. import _dtypes
 from .._tensor import _TENSOR_TYPE_NAMES, Tensor
+from . import conv_cpu
 from ._registry import function, op
-
-# rows that PyTorch keeps in torch._C._nn: reached through F.pad / F.unfold / F.fold only
-_C_NN = dict(function=False, method=False, namespace="torch._C._nn")
 
 
 def _dtype_name(x) -> str:
@@ -180,41 +171,6 @@ def _transposed_size(sizes, kernel, stride, padding, dilation, output_padding):
                                          output_padding)]
 
 
-def _dimension_numbers(dim: int):
-    s = "DHW"[3 - dim:]
-    return ("NC" + s, "OI" + s, "NC" + s)
-
-
-def _accumulator(x):
-    # half precision accumulates in float32, as PyTorch's CPU kernels do
-    return jnp.float32 if x.dtype in (jnp.float16, jnp.bfloat16) else None
-
-
-def _conv(x, w, stride, padding, dilation, groups):
-    return lax.conv_general_dilated(
-        x, w, stride, [(p, p) for p in padding], rhs_dilation=dilation,
-        dimension_numbers=_dimension_numbers(w.ndim - 2), feature_group_count=groups,
-        preferred_element_type=_accumulator(x))
-
-
-def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
-    """The transpose of a convolution as a convolution of the stride-dilated input."""
-    dim = w.ndim - 2
-    kernel = w.shape[2:]
-    c_in, c_out_g = w.shape[:2]
-    # PyTorch stores (in, out / groups, *kernel); regroup to (out, in / groups, *kernel)
-    # and flip the window
-    w = w.reshape((groups, c_in // groups, c_out_g) + kernel).swapaxes(1, 2)
-    w = jnp.flip(w.reshape((groups * c_out_g, c_in // groups) + kernel),
-                 axis=tuple(range(2, 2 + dim)))
-    pads = [(d * (k - 1) - p, d * (k - 1) - p + op)
-            for k, p, d, op in zip(kernel, padding, dilation, output_padding)]
-    return lax.conv_general_dilated(
-        x, w, (1,) * dim, pads, lhs_dilation=stride, rhs_dilation=dilation,
-        dimension_numbers=_dimension_numbers(dim), feature_group_count=groups,
-        preferred_element_type=_accumulator(x))
-
-
 @op(tensors=("input", "weight", "bias"), promote="none", grad="ConvolutionBackward0",
     method=False, saves=("input", "weight"))
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
@@ -236,10 +192,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                   groups)
     _check_dtypes(input, weight, bias)
     _check_kernel(input, weight, stride, padding, dilation, transposed, output_padding)
-    if transposed:
-        out = _conv_transposed(input, weight, stride, padding, dilation, output_padding, groups)
-    else:
-        out = _conv(input, weight, stride, padding, dilation, groups)
+    out = conv_cpu.convolution(input, weight, stride, padding, dilation, transposed,
+                               output_padding, groups)
     if bias is not None:
         out = out + bias.reshape((1, -1) + (1,) * dim).astype(out.dtype)
     return out.astype(input.dtype)
@@ -431,298 +385,3 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """The transpose (gradient) of conv3d; weight is (in, out / groups, kD, kH, kW)."""
     return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding,
                              output_padding, groups, dilation)
-
-
-# -- padding ---------------------------------------------------------------------------------
-
-def _pad_pairs(pad, ndim):
-    """(before, after) for each dim; pad lists the last dim first, as in PyTorch."""
-    pairs = [(0, 0)] * ndim
-    for i in range(len(pad) // 2):
-        pairs[ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
-    return pairs
-
-
-_FILL_TYPES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
-               "uint8": "uint8_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-               "float32": "float", "float64": "double"}
-
-
-def _fill_value(value, dtype):
-    """value in dtype; PyTorch's error when it does not fit (integers truncate)."""
-    name = _dtypes.from_jax(dtype).name
-    if name == "bool" or name.startswith("complex"):
-        return np.asarray(value).astype(dtype)
-    v = complex(value)
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        fits = v.imag == 0 and math.isfinite(v.real) and info.min <= math.trunc(v.real) <= info.max
-        result = math.trunc(v.real) if fits else None
-    else:
-        big = float(jnp.finfo(dtype).max)
-        fits = v.imag == 0 and (not math.isfinite(v.real) or abs(v.real) <= big)
-        result = v.real
-    if not fits:
-        raise RuntimeError(f"value cannot be converted to type {_FILL_TYPES[name]} without "
-                           "overflow")
-    return np.asarray(result).astype(dtype)
-
-
-@op(promote="none", method=False, grad="ConstantPadNdBackward0", saves=())
-def constant_pad_nd(input, pad, value=0):
-    """input padded with value; pad lists (before, after) from the last dim backwards, and a
-    negative amount crops."""
-    pad = [int(p) for p in pad]
-    if len(pad) % 2:
-        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Length of pad should be no more than twice the number of dimensions "
-                           f"of the input. Pad length is {len(pad)}while the input has "
-                           f"{input.ndim}dimensions.")
-    pairs = _pad_pairs(pad, input.ndim)
-    for size, (lo, hi) in zip(input.shape, pairs):
-        if size + min(lo, 0) + min(hi, 0) < 0:
-            raise RuntimeError("narrow(): length must be non-negative.")
-    fill = _fill_value(value, input.dtype)
-    return lax.pad(input, fill, [(lo, hi, 0) for lo, hi in pairs])
-
-
-def _take_padded(x, pad, index):
-    """Pad the trailing dims by gathering: index(positions, size) maps each output position
-    (counted from the input's first element) to the input element it copies."""
-    for axis, (lo, hi) in enumerate(_pad_pairs(pad, x.ndim)):
-        if (lo, hi) != (0, 0):
-            size = x.shape[axis]
-            x = jnp.take(x, index(np.arange(size + lo + hi) - lo, size), axis=axis)
-    return x
-
-
-def _reflect_index(i, n):
-    return (n - 1) - np.abs((n - 1) - np.abs(i))
-
-
-def _replicate_index(i, n):
-    return np.clip(i, 0, n - 1)
-
-
-_TOO_SMALL = {
-    ("reflect", 1): "input (W: {W}) is too small. Calculated output W: {oW}",
-    ("replicate", 1): "input (W: {W}) is too small. Calculated output W: {oW}",
-    ("reflect", 2): "input (H: {H}, W: {W}) is too small. Calculated output H: {oH} W: {oW}",
-    ("replicate", 2): "input (H: {H}, W: {W} ) is too small. Calculated output H: {oH} W: {oW}",
-    ("reflect", 3): "input (D: {D} H: {H}, W: {W}) is too small. Calculated output D: {oD} "
-                    "H: {oH} W: {oW}",
-    ("replicate", 3): "input (D: {D} H: {H}, W: {W}) is too small. Calculated output D: {oD} "
-                      "H: {oH} W: {oW}",
-}
-
-
-def _check_pad_input(x, pad, dim, mode):
-    """The checks of PyTorch's reflection_pad / replication_pad kernels."""
-    shape = list(x.shape)
-    batched = x.ndim == dim + 2
-    if x.ndim not in (dim + 1, dim + 2) or 0 in shape[int(batched):]:
-        raise RuntimeError(f"Expected {dim + 1}D or {dim + 2}D (batch mode) tensor with possibly 0 "
-                           "batch size and other non-zero dimensions for input, but got: "
-                           f"{shape}")
-    if len(pad) != 2 * dim:
-        raise RuntimeError(f"padding size is expected to be {2 * dim}, but got: {len(pad)}")
-    sizes = shape[-dim:]
-    if mode == "reflect":
-        for i in range(dim):  # PyTorch checks the width first, then height and depth
-            lo, hi, size = pad[2 * i], pad[2 * i + 1], sizes[dim - 1 - i]
-            if lo >= size or hi >= size:
-                raise RuntimeError(
-                    f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
-                    f"input dimension, but got: padding ({lo}, {hi}) at dimension "
-                    f"{x.ndim - 1 - i} of input {shape}")
-    out = [s + pad[2 * (dim - 1 - i)] + pad[2 * (dim - 1 - i) + 1] for i, s in enumerate(sizes)]
-    if all(o < 1 for o in out):
-        names = "DHW"[3 - dim:]
-        fields = dict(zip(names, sizes)) | {"o" + n: o for n, o in zip(names, out)}
-        raise RuntimeError(_TOO_SMALL[mode, dim].format(**fields))
-    if any(o < 0 for o in out):
-        bad = next(o for o in out if o < 0)
-        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
-                           f"{shape[:x.ndim - dim] + out}")
-
-
-def _reflection_pad(input, padding, dim):
-    pad = [int(p) for p in padding]
-    _check_pad_input(input, pad, dim, "reflect")
-    return _take_padded(input, pad, _reflect_index)
-
-
-def _replication_pad(input, padding, dim):
-    pad = [int(p) for p in padding]
-    _check_pad_input(input, pad, dim, "replicate")
-    return _take_padded(input, pad, _replicate_index)
-
-
-@op(promote="none", grad="ReflectionPad1DBackward0", **_C_NN)
-def reflection_pad1d(input, padding):
-    """Pad the last dim by reflecting about its edges (the edge itself is not repeated)."""
-    return _reflection_pad(input, padding, 1)
-
-
-@op(promote="none", grad="ReflectionPad2DBackward0", **_C_NN)
-def reflection_pad2d(input, padding):
-    """Pad the last 2 dims by reflecting about their edges."""
-    return _reflection_pad(input, padding, 2)
-
-
-@op(promote="none", grad="ReflectionPad3DBackward0", **_C_NN)
-def reflection_pad3d(input, padding):
-    """Pad the last 3 dims by reflecting about their edges."""
-    return _reflection_pad(input, padding, 3)
-
-
-@op(promote="none", grad="ReplicationPad1DBackward0", **_C_NN)
-def replication_pad1d(input, padding):
-    """Pad the last dim by repeating its edge values."""
-    return _replication_pad(input, padding, 1)
-
-
-@op(promote="none", grad="ReplicationPad2DBackward0", **_C_NN)
-def replication_pad2d(input, padding):
-    """Pad the last 2 dims by repeating their edge values."""
-    return _replication_pad(input, padding, 2)
-
-
-@op(promote="none", grad="ReplicationPad3DBackward0", **_C_NN)
-def replication_pad3d(input, padding):
-    """Pad the last 3 dims by repeating their edge values."""
-    return _replication_pad(input, padding, 3)
-
-
-@op(promote="none", function=False, method=False, grad="CopySlices", saves=())
-def _pad_circular(input, padding):
-    """Pad the last len(padding) / 2 dims by wrapping around; negative amounts crop first, and
-    the wrap then repeats the cropped tensor."""
-    pad = [int(p) for p in padding]
-    pairs = _pad_pairs(pad, input.ndim)
-    for size, (lo, hi) in zip(input.shape, pairs):
-        if lo > size or hi > size:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        if size + lo + hi < 0:
-            raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        if size + min(lo, 0) + min(hi, 0) == 0 and max(lo, hi) > 0:
-            # nothing is left to wrap (PyTorch would copy uninitialised memory)
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-    x = lax.pad(input, jnp.zeros((), input.dtype), [(min(lo, 0), min(hi, 0), 0)
-                                                     for lo, hi in pairs])
-    return _take_padded(x, [max(p, 0) for p in pad], lambda i, n: np.mod(i, n))
-
-
-# -- im2col / col2im (F.unfold / F.fold) -----------------------------------------------------
-
-def _pair_arg(values, name):
-    vals = [int(v) for v in values]
-    if len(vals) != 2:
-        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(vals)}")
-    return vals
-
-
-def _check_window(kernel, dilation, padding, stride):
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
-    if kh <= 0 or kw <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
-                           f"{kh} kernel_width: {kw}")
-    if sh <= 0 or sw <= 0:
-        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {sh} "
-                           f"stride_width: {sw}")
-    if dh <= 0 or dw <= 0:
-        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
-                           f"{dh} dilation_width: {dw}")
-    if ph < 0 or pw < 0:
-        raise RuntimeError(f"padding should be non-negative, but got pad_height: {ph} "
-                           f"pad_width: {pw}")
-
-
-def _blocks(size, kernel, dilation, padding, stride):
-    """The number of sliding-window positions along each spatial dim."""
-    return [(s + 2 * p - (d * (k - 1) + 1)) // st + 1
-            for s, k, d, p, st in zip(size, kernel, dilation, padding, stride)]
-
-
-def _window_slices(kernel, dilation, stride, blocks):
-    """For each kernel offset (row-major), the strided slices of the padded image it sees."""
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            yield tuple(slice(o * d, o * d + s * (b - 1) + 1, s)
-                        for o, d, s, b in zip((i, j), dilation, stride, blocks))
-
-
-def _tup(v):
-    return f"({v[0]}, {v[1]})"
-
-
-@op(promote="none", grad="Im2ColBackward0", **_C_NN, saves=())
-def im2col(input, kernel_size, dilation, padding, stride):
-    """Sliding blocks of a (N, C, H, W) or (C, H, W) input as columns: (N, C*kH*kW, L)."""
-    kernel, dilation, padding, stride = (
-        _pair_arg(v, n) for v, n in ((kernel_size, "kernel_size"), (dilation, "dilation"),
-                                     (padding, "padding"), (stride, "stride")))
-    _check_window(kernel, dilation, padding, stride)
-    if input.ndim < 3:
-        n = max(input.ndim, 1)
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         "but got 2)")
-    shape = list(input.shape)
-    if input.ndim not in (3, 4) or 0 in shape[-3:]:
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
-                           f"other non-zero dimensions for input, but got: {shape}")
-    blocks = _blocks(shape[-2:], kernel, dilation, padding, stride)
-    if min(blocks) < 1:
-        raise RuntimeError(
-            f"Given input with spatial size {_tup(shape[-2:])}, kernel_size={_tup(kernel)}, "
-            f"dilation={_tup(dilation)}, padding={_tup(padding)}, calculated shape of the array "
-            f"of sliding blocks as {_tup(blocks)}, but its components must be at least one.")
-    if jnp.issubdtype(input.dtype, jnp.integer):
-        _not_implemented("im2col_out_cpu", input)
-    x = input if input.ndim == 4 else input[None]
-    x = jnp.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-    cols = jnp.stack([x[(..., *s)] for s in _window_slices(kernel, dilation, stride, blocks)],
-                     axis=2)
-    out = cols.reshape(x.shape[0], -1, blocks[0] * blocks[1])
-    return out if input.ndim == 4 else out[0]
-
-
-@op(promote="none", grad="Col2ImBackward0", **_C_NN, saves=())
-def col2im(input, output_size, kernel_size, dilation, padding, stride):
-    """The adjoint of im2col: sums columns (N, C*kH*kW, L) back into (N, C, H, W) images."""
-    size = _pair_arg(output_size, "output_size")
-    kernel, dilation, padding, stride = (
-        _pair_arg(v, n) for v, n in ((kernel_size, "kernel_size"), (dilation, "dilation"),
-                                     (padding, "padding"), (stride, "stride")))
-    _check_window(kernel, dilation, padding, stride)
-    shape = list(input.shape)
-    if input.ndim not in (2, 3) or 0 in shape[-2:]:
-        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
-                           f"size and non-zero dimensions for input, but got: {shape}")
-    c_k = shape[-2]
-    if c_k % (kernel[0] * kernel[1]):
-        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
-                           f"of kernel_size, but got input.size(1)={c_k} and "
-                           f"kernel_size={_tup(kernel)}.")
-    blocks = _blocks(size, kernel, dilation, padding, stride)
-    given = (f"Given output_size={_tup(size)}, kernel_size={_tup(kernel)}, "
-             f"dilation={_tup(dilation)}, padding={_tup(padding)}, stride={_tup(stride)}, ")
-    if shape[-1] != blocks[0] * blocks[1]:
-        raise RuntimeError(
-            f"{given}expected size of input's dimension 2 to match the calculated number of "
-            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
-            f"input.size(2)={shape[-1]}.")
-    if min(blocks) < 1:
-        raise RuntimeError(f"{given}calculated shape of the array of sliding blocks as "
-                           f"{_tup(blocks)}, which is too small (non-positive)")
-    if jnp.issubdtype(input.dtype, jnp.integer):
-        _not_implemented("col2im_out_cpu", input)
-    x = input if input.ndim == 3 else input[None]
-    n, c = x.shape[0], c_k // (kernel[0] * kernel[1])
-    cols = x.reshape(n, c, kernel[0] * kernel[1], blocks[0], blocks[1])
-    out = jnp.zeros((n, c) + tuple(s + 2 * p for s, p in zip(size, padding)), input.dtype)
-    for k, s in enumerate(_window_slices(kernel, dilation, stride, blocks)):
-        out = out.at[(..., *s)].add(cols[:, :, k])
-    out = out[..., padding[0]:padding[0] + size[0], padding[1]:padding[1] + size[1]]
-    return out if input.ndim == 3 else out[0]

@@ -1,5 +1,5 @@
 """nn.functional convolution, pad, unfold and fold: the functions around the rows of
-src/torchjax/_ops/conv.py.
+src/torchjax/_ops/conv.py, padding.py and fold.py.
 
 conv1d ... conv_transpose3d are torch.conv1d ... (as in PyTorch, where F.conv2d is
 torch.conv2d). pad checks its arguments and routes by mode to one padding row; unfold / fold

@@ -1,8 +1,9 @@
 """nn.functional pooling functions that are not single rows of the op table (they route between
 rows, or take Python-level arguments such as `return_indices`).
 
-The rows live in torchjax/_ops/pooling.py (max_pool*d_with_indices, avg_pool*d,
-adaptive_*_pool*d, and PyTorch's native max_unpool2d/3d); these functions add what
+The rows live in torchjax/_ops/pooling.py (max_pool*d_with_indices, avg_pool*d),
+adaptive_pooling.py (adaptive_*_pool*d) and unpooling.py (PyTorch's native
+max_unpool2d/3d); these functions add what
 torch.nn.functional does in Python around them."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _dispatch
-from ..._ops.pooling import _int_list, _list_with_default, _max_pool_args, _out_size, _scalar_name
+from ..._ops.adaptive_pooling import _list_with_default
+from ..._ops.pooling import _int_list, _max_pool_args, _out_size, _scalar_name
 from ..._tensor import Tensor
 from ..._x64 import scoped
 from .. import functional as F  # partly initialised here (it imports this file): used in calls
