@@ -6,8 +6,8 @@ per node plus one per gradient sum. Here the nodes are grouped by their level (t
 path from a root): two nodes of one level are independent (a path between them would put
 them on different levels), so every group of nodes of one level with the same backward
 (spec) and the same argument shapes runs as ONE vmapped XLA call. In a tree net every
-internal node of a level is one tanh, one Linear and one cat backward, so a 63-node tree's
-backward is three calls per level whatever its shape.
+tree depth's internal nodes make three levels (their tanh, Linear and cat backwards), each
+one call, so a 63-node tree's backward is three calls per depth whatever its shape.
 
 The batched program is keyed on (spec, argument shapes, which arguments the members share,
 which gradients they all send to one place, batch-size bucket), never on the structure:
@@ -20,6 +20,10 @@ random trees reuse the same few programs. Inside it:
 
 Only plain graphs come here (engine._structure's test: no hooks, no retained grads, no
 custom Functions, no saved-tensor hooks); everything else runs engine.run_nodes.
+
+Measured (docs/performance.md, issue 14): on a 32-leaf random tree it makes 46 XLA calls per
+backward against 106 node by node, but costs more time on this 2-core CPU, mostly the
+Python that forms the groups; engine.BATCHED therefore stays off by default.
 """
 
 from __future__ import annotations
@@ -125,7 +129,6 @@ def _bucket(n):
     return b
 
 
-_MIN = 1  # groups smaller than this run node by node
 _MAX_SOURCES = 4  # more stacks feeding one call: pass rows as arrays (the key would vary)
 
 
@@ -286,7 +289,7 @@ def run(nodes, root_slots, parts, order, root_grads, retain_graph, root_of):
                 g[1].append(cts)
                 g[2].append(leaves)
         for key, (members, cts_of, leaves_of) in groups.items():
-            if len(key) == 1 or len(members) < _MIN or (len(members) == 1 and not any(
+            if len(key) == 1 or (len(members) == 1 and not any(
                     c.__class__ is Row for c in cts_of[0])):
                 for i, cts in zip(members, cts_of):  # alone: the node's own backward
                     grads = nodes[i].apply([concrete(c) for c in cts], retain_graph)

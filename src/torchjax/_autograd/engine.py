@@ -1,12 +1,16 @@
 """The backward engine: iterative (dependency counts and a ready stack), never recursive.
 
-Two ways to run the same plan:
+Three ways to run the same plan:
 - node by node: each node's backward is one cached jitted call (any graph, hooks, errors);
 - fused: when a graph of the same structure has been seen before (a training loop), the
   whole backward runs as one cached XLA program over every node's saved arrays. DESIGN.md
   measured a 20-node replay as one program at ~4x the speed of 20 separate calls. The
   program compiles on another thread while the passes meanwhile run node by node
   (`_Compiling`), so the loop's second step does not wait seconds for it.
+- batched (opt-in, BATCHED): a plain graph that is not fused yet runs level by level, each
+  group of same-kind independent nodes as one vmapped call (batched.py). It makes 2-3x fewer
+  XLA calls on a random tree but measured slower than node by node here (its Python per
+  group), so it is off by default; docs/performance.md has the figures.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ _FUSE_AFTER = 2        # fuse a structure the second time it is seen
 _FUSE_MAX_NODES = 2000  # larger graphs stay node by node (compile time grows with size)
 _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays flat
 # A plain graph that is not fused (yet) runs level by level with same-kind nodes batched
-# (batched.py) rather than node by node; off where a test compares the two.
+# (batched.py) rather than node by node. Off: measured slower on this CPU (module docstring).
 BATCHED = False
 
 
