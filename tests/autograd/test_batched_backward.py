@@ -125,7 +125,7 @@ def test_non_leaf_grads_and_retain_grad_fall_back():
     _close(run(torchjax, True), run(torch, True))
 
 
-def test_hooks_run_in_order_and_see_batched_values():
+def test_hooks_fall_back_and_run_in_pytorchs_order():
     tree = (((0, 1), 2), (3, 4))
     seen = {}
 
@@ -186,18 +186,28 @@ def test_inplace_change_of_saved_value_is_caught():
 
 
 def test_padded_rows_do_not_leak_inf():
-    # three members pad to a batch of four; the padding copies member 0, whose saved value
-    # is inf: its masked gradient must not turn the shared sum into NaN
+    # three Linear nodes of one level pad to a batch of four with a copy of one of them;
+    # their inputs are +inf, so the weight's gradient is +inf (as in PyTorch), and the
+    # masked padding must not turn it into NaN (0 * inf)
+    calls = []
+    real = batched._run_group
+
     def run(lib):
         w = lib.tensor(W[:, :8], requires_grad=True)
-        xs = [lib.tensor(LEAVES[i:i + 1], requires_grad=True) for i in range(3)]
-        big = lib.tensor(np.full((1, 8), np.inf, np.float32))
-        hs = [lib.nn.functional.linear(x * (big if i == 0 else 1.0), w) for i, x in
-              enumerate(xs)]
-        (hs[0] * 0 + hs[1] + hs[2]).sum().backward()
-        return [w.grad.numpy()] + [x.grad.numpy() for x in xs[1:]]
+        xs = [lib.tensor(np.abs(LEAVES[i:i + 1]) + 0.1, requires_grad=True) for i in range(3)]
+        scale = [lib.tensor(np.full((1, 8), np.inf, np.float32)) for i in range(3)]
+        hs = [lib.nn.functional.linear(x * s, w) for x, s in zip(xs, scale)]
+        lib.cat(hs).sum().backward()
+        return [w.grad.numpy()] + [x.grad.numpy() for x in xs]
 
-    _close(run(torchjax), run(torch))
+    try:
+        batched._run_group = lambda key, members, *rest: (calls.append(len(members)),
+                                                          real(key, members, *rest))[1]
+        ours = run(torchjax)
+    finally:
+        batched._run_group = real
+    assert 3 in calls and np.isposinf(ours[0]).all()
+    _close(ours, run(torch))
 
 
 def test_sum_all_chunks():
