@@ -27,6 +27,13 @@ class Tensors:
         return a + b
 
     @staticmethod
+    def add_all(gs):
+        total = gs[0]
+        for g in gs[1:]:
+            total = total + g
+        return total
+
+    @staticmethod
     def apply(node, cts, retain_graph):
         grads = node.apply_graph(cts)
         if not retain_graph:

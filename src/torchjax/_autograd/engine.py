@@ -1,12 +1,16 @@
 """The backward engine: iterative (dependency counts and a ready stack), never recursive.
 
-Two ways to run the same plan:
+Three ways to run the same plan:
 - node by node: each node's backward is one cached jitted call (any graph, hooks, errors);
 - fused: when a graph of the same structure has been seen before (a training loop), the
   whole backward runs as one cached XLA program over every node's saved arrays. DESIGN.md
   measured a 20-node replay as one program at ~4x the speed of 20 separate calls. The
   program compiles on another thread while the passes meanwhile run node by node
   (`_Compiling`), so the loop's second step does not wait seconds for it.
+- batched (opt-in, BATCHED): a plain graph that is not fused yet runs level by level, each
+  group of same-kind independent nodes as one vmapped call (batched.py). It makes 2-3x fewer
+  XLA calls on a random tree but measured slower than node by node here (its Python per
+  group), so it is off by default; docs/performance.md has the figures.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 
 from .. import _one_off, _programs
 from .._linearize import Linearized
-from . import anomaly
+from . import anomaly, batched
 from .node import AccumulateGrad
 from .saved_hooks import Packed
 
@@ -45,6 +49,9 @@ _seen: dict = {}
 _FUSE_AFTER = 2        # fuse a structure the second time it is seen
 _FUSE_MAX_NODES = 2000  # larger graphs stay node by node (compile time grows with size)
 _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays flat
+# A plain graph that is not fused (yet) runs level by level with same-kind nodes batched
+# (batched.py) rather than node by node. Off: measured slower on this CPU (module docstring).
+BATCHED = False
 
 
 def _plan(roots):
@@ -115,9 +122,15 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
     RUNS[0] += 1
-    if targets is None and not anomaly.STATE.enabled and _run_fused(roots, root_grads,
-                                                                      retain_graph):
-        return
+    if targets is None and not anomaly.STATE.enabled:
+        nodes, root_slots, parts = _structure(roots)
+        if nodes is not None:
+            if _run_fused(nodes, root_slots, parts, root_grads, retain_graph):
+                return
+            if BATCHED and _one_off.top_level():
+                batched.run(nodes, root_slots, parts, _topological(parts), root_grads,
+                            retain_graph, Arrays.root)
+                return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
 
@@ -142,6 +155,7 @@ class Arrays:
         return jnp.ones_like(out)
 
     add = staticmethod(_add)
+    add_all = staticmethod(batched.sum_all)
 
     @staticmethod
     def apply(node, cts, retain_graph):
@@ -195,16 +209,22 @@ def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
     retained .grad, grad_fn pre-hooks, the backward, grad_fn post-hooks. `mode` says what a
     gradient is (Arrays here; Tensors recorded on the tape for create_graph)."""
     order, runs = plan
+    # per node and output: None, one gradient, or a list of them summed when the node runs
+    # (in one call: mode.add_all), rather than one add per arriving gradient
     buffers: dict = {}
-    add = mode.add
     for (node, nr), g in zip(roots, root_grads):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
-        g = mode.root(g)
-        buf[nr] = g if buf[nr] is None else add(buf[nr], g)
+        _receive(buf, nr, mode.root(g))
     for node in order:
-        cts = buffers.pop(node, None) or [None] * node._n_out
+        cts = buffers.pop(node, None)
+        if cts is None:
+            cts = [None] * node._n_out
+        else:
+            for nr, c in enumerate(cts):
+                if c.__class__ is list:
+                    cts[nr] = mode.add_all(c)
         if type(node) is AccumulateGrad:
             _leaf(mode, node, cts[0], targets)
             continue
@@ -217,13 +237,15 @@ def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
                 cb = targets.get((node, nr))
                 if cb is not None and ct is not None:
                     cb(ct)
-        if runs is not None and node not in runs:
-            continue
+        # a retained .grad is filled by autograd.grad too, also on a target itself (as in
+        # PyTorch, where retain_grad is a hook on the tensor)
         if node._retained is not None:
             for nr, ref in node._retained.items():
                 t = ref()
                 if t is not None and cts[nr] is not None:
                     mode.store(t, cts[nr])
+        if runs is not None and node not in runs:
+            continue
         if node._pre_hooks:
             cts = list(_node_hooks(mode, node._pre_hooks, cts))
         edges = node._edges
@@ -242,7 +264,17 @@ def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
             buf = buffers.get(child)
             if buf is None:
                 buf = buffers[child] = [None] * child._n_out
-            buf[nr] = g if buf[nr] is None else add(buf[nr], g)
+            _receive(buf, nr, g)
+
+
+def _receive(buf, nr, g):
+    prev = buf[nr]
+    if prev is None:
+        buf[nr] = g
+    elif prev.__class__ is list:
+        prev.append(g)
+    else:
+        buf[nr] = [prev, g]
 
 
 def _leaf(mode, node, ct, targets):
@@ -280,7 +312,8 @@ def _structure(roots):
 
     The key holds each node's backward spec and its edges as indices into the node list, so
     two graphs with equal keys run the same fused program. None when the graph cannot be
-    fused (hooks, retained grads, custom Functions, freed buffers, or too many nodes).
+    fused (hooks, retained grads, custom Functions, freed buffers); such graphs run node by
+    node (run_nodes), every other one fused or batched (batched.py).
     """
     index: dict = {}
     nodes = []
@@ -316,8 +349,6 @@ def _structure(roots):
                 nodes.append(child)
             edges.append((k, e[1]))
         parts.append((n._spec, n._n_out, tuple(edges)))
-        if len(nodes) > _FUSE_MAX_NODES:
-            return None, None, None
     return nodes, tuple((index[n], nr) for n, nr in roots), tuple(parts)
 
 
@@ -352,10 +383,10 @@ BACKGROUND = True
 _compiling: list = [None]  # the _Compiling in progress: one at a time
 
 
-def _run_fused(roots, root_grads, retain_graph) -> bool:
-    """Run the graph as one cached XLA program; False when this structure is not fused (yet)."""
-    nodes, root_slots, parts = _structure(roots)
-    if nodes is None:
+def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
+    """Run the graph (_structure's walk) as one cached XLA program; False when this structure
+    is not fused (yet)."""
+    if len(nodes) > _FUSE_MAX_NODES:
         return False
     # implicit (ones) root gradients are made inside the program: only their shape is keyed
     implicit = tuple(g.key if g.__class__ is Ones else None for g in root_grads)
