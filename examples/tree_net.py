@@ -11,7 +11,8 @@ children's vectors and the embedding of its operator, and the root's vector is c
 pass is plain Python recursion and backward() walks whatever graph it built: no padding, no
 batching by shape. Eager torchjax compiles each op once per shape (here every op works on
 vectors of the same size), so after the first samples nothing compiles any more.
-It learns to about 90% accuracy in about a minute on 2 CPU cores.
+It reaches about 80% test accuracy (answering the majority class gives about 55%); the
+default run takes a few minutes on 2 CPU cores.
 """
 
 import argparse
