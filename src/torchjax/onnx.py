@@ -21,10 +21,12 @@ def export(model, args=(), f=None, *posargs, **kwargs):
 
 
 def dynamo_export(model, *args, **kwargs):
+    """Raises NotImplementedError: torchjax cannot write ONNX graphs yet."""
     raise NotImplementedError(
         "torch.onnx.dynamo_export is not supported by torchjax: it cannot write ONNX graphs "
         "yet (see torch.onnx.export)")
 
 
 def is_in_onnx_export() -> bool:
+    """Always False: torchjax never runs an ONNX export."""
     return False
