@@ -133,6 +133,10 @@ def wait(future):
 
 def _no_archives(name: str):
     def unsupported(*args, **kwargs):
+        """Raises NotImplementedError: torchjax cannot write or read TorchScript archives.
+
+        Save the state_dict with `torchjax.save` and load it into the Python model instead.
+        """
         raise NotImplementedError(
             f"torch.jit.{name} is not supported by torchjax: TorchScript archives cannot be "
             f"written or read; save the state_dict with torch.save and load it into the "

@@ -36,6 +36,10 @@ def device_count() -> int:
 
 
 def is_initialized() -> bool:
+    """Whether a GPU is available (JAX starts its backends when first used).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.is_initialized.html.
+    """
     return is_available()
 
 
@@ -92,6 +96,10 @@ seed_all = seed
 
 
 def initial_seed() -> int:
+    """The seed of torchjax's one random generator (GPUs share it with the CPU).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.initial_seed.html.
+    """
     from .._random import initial_seed as _initial_seed
     return _initial_seed()
 
