@@ -149,18 +149,34 @@ def manual_seed(seed) -> Generator:
 
 
 def seed() -> int:
+    """Seeds the default generator from a non-deterministic source and returns the seed.
+
+    See https://pytorch.org/docs/stable/random.html#torch.random.seed.
+    """
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with.
+
+    See https://pytorch.org/docs/stable/random.html#torch.random.initial_seed.
+    """
     return default_generator.initial_seed()
 
 
 def get_rng_state():
+    """The default generator's state, as a uint8 tensor (JAX's key and counter, not PyTorch's Mersenne Twister state).
+
+    See https://pytorch.org/docs/stable/random.html#torch.random.get_rng_state.
+    """
     return default_generator.get_state()
 
 
 def set_rng_state(state) -> None:
+    """Restores a state returned by `get_rng_state`.
+
+    See https://pytorch.org/docs/stable/random.html#torch.random.set_rng_state.
+    """
     default_generator.set_state(state)
 
 

@@ -30,6 +30,10 @@ def get_dir() -> str:
 
 
 def set_dir(d) -> None:
+    """Sets the hub directory that `get_dir` and `load_state_dict_from_url` use.
+
+    See https://pytorch.org/docs/stable/hub.html#torch.hub.set_dir.
+    """
     global _hub_dir
     _hub_dir = os.path.expanduser(os.fspath(d))
 
@@ -42,6 +46,10 @@ def _no_network(what: str):
 
 
 def download_url_to_file(url: str, dst: str, hash_prefix=None, progress: bool = True) -> None:
+    """Raises: torchjax downloads nothing. Place the file under the hub directory yourself.
+
+    See https://pytorch.org/docs/stable/hub.html#torch.hub.download_url_to_file.
+    """
     raise _no_network(f"torch.hub.download_url_to_file({url!r})")
 
 

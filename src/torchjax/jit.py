@@ -38,6 +38,12 @@ def trace_module(mod, inputs=None, *args, **kwargs):
 
 
 def _marker(fn=None, **kwargs):
+    """A TorchScript decorator (`export`, `ignore`, `unused`, `interface`, `script_method`) as a no-op.
+
+    Used as `@decorator` or `@decorator(...)`, it returns the function unchanged, so scripted code runs eagerly.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.ignore.html.
+    """
     # used both as @ignore and as @ignore(drop=True)
     if fn is None or not callable(fn):
         return lambda f: f
@@ -48,22 +54,42 @@ ignore = unused = export = script_method = interface = _marker
 
 
 def is_scripting() -> bool:
+    """Always False: torchjax never runs code as TorchScript.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.is_scripting.html.
+    """
     return False
 
 
 def is_tracing() -> bool:
+    """Always False: `torch.jit.trace` does not trace in torchjax.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.is_tracing.html.
+    """
     return False
 
 
 def annotate(the_type, the_value):
+    """Returns `the_value` unchanged: a type hint for TorchScript, which torchjax does not compile.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.annotate.html.
+    """
     return the_value
 
 
 def Attribute(value, type=None):
+    """Returns `value` unchanged: a TorchScript attribute annotation.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.Attribute.html.
+    """
     return value
 
 
 def isinstance(obj, target_type) -> bool:  # noqa: A001
+    """Python's `isinstance`, as TorchScript's refinement helper behaves in eager code.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.isinstance.html.
+    """
     return _isinstance(obj, target_type)
 
 
@@ -72,10 +98,18 @@ ScriptFunction = type(lambda: None)
 
 
 def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
+    """Returns the module unchanged (there is no TorchScript module to freeze).
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.freeze.html.
+    """
     return mod
 
 
 def optimize_for_inference(mod, other_methods=None):
+    """Returns the module unchanged; compile it with `torchjax.compile` for speed.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.optimize_for_inference.html.
+    """
     return mod
 
 
@@ -90,11 +124,19 @@ def fork(func, *args, **kwargs) -> Future:
 
 
 def wait(future):
+    """The result of a future from `torch.jit.fork` (which runs the call at once in torchjax).
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.wait.html.
+    """
     return future.result()
 
 
 def _no_archives(name: str):
     def unsupported(*args, **kwargs):
+        """Raises NotImplementedError: torchjax cannot write or read TorchScript archives.
+
+        Save the state_dict with `torchjax.save` and load it into the Python model instead.
+        """
         raise NotImplementedError(
             f"torch.jit.{name} is not supported by torchjax: TorchScript archives cannot be "
             f"written or read; save the state_dict with torch.save and load it into the "
@@ -121,8 +163,16 @@ class optimized_execution:
 
 
 def enable_onednn_fusion(enabled: bool) -> None:
+    """Accepted and ignored: XLA decides fusion itself.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.enable_onednn_fusion.html.
+    """
     pass
 
 
 def set_fusion_strategy(strategy):
+    """Accepted and returned unchanged: XLA decides fusion itself.
+
+    See https://pytorch.org/docs/stable/generated/torch.jit.set_fusion_strategy.html.
+    """
     return strategy

@@ -23,10 +23,12 @@ _sharing_strategy = "file_descriptor"
 
 
 def get_all_sharing_strategies() -> set:
+    """The tensor sharing strategies PyTorch names; torchjax records the choice only (tensors cross processes by pickling)."""
     return set(_SHARING_STRATEGIES)
 
 
 def get_sharing_strategy() -> str:
+    """The strategy set by `set_sharing_strategy` (recorded only)."""
     return _sharing_strategy
 
 
@@ -40,6 +42,8 @@ def set_sharing_strategy(new_strategy: str) -> None:
 
 
 class ProcessException(Exception):
+    """A process started by `spawn` failed: `error_index` is its rank, `pid` its process id."""
+
     def __init__(self, msg: str, error_index: int, pid: int):
         super().__init__(msg)
         self.msg = msg

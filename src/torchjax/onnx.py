@@ -14,6 +14,11 @@ class OnnxExporterError(RuntimeError):
 
 
 def export(model, args=(), f=None, *posargs, **kwargs):
+    """Raises NotImplementedError: torchjax cannot write ONNX graphs yet.
+
+    Export a pure JAX function with `torchjax.func.functionalize` (and `jax.export`) instead.
+    See https://pytorch.org/docs/stable/onnx.html.
+    """
     raise NotImplementedError(
         "torch.onnx.export is not supported by torchjax: it cannot write ONNX graphs yet. "
         "Save the weights with torch.save, or export a pure JAX function with "
@@ -21,10 +26,12 @@ def export(model, args=(), f=None, *posargs, **kwargs):
 
 
 def dynamo_export(model, *args, **kwargs):
+    """Raises NotImplementedError: torchjax cannot write ONNX graphs yet."""
     raise NotImplementedError(
         "torch.onnx.dynamo_export is not supported by torchjax: it cannot write ONNX graphs "
         "yet (see torch.onnx.export)")
 
 
 def is_in_onnx_export() -> bool:
+    """Always False: torchjax never runs an ONNX export."""
     return False

@@ -22,18 +22,34 @@ _UNSUPPORTED = ("__torch_function__ overrides are not supported by torchjax: its
 
 
 def has_torch_function(relevant_args) -> bool:
+    """Always False: no argument can override a torchjax function.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return False
 
 
 def has_torch_function_unary(arg) -> bool:
+    """Always False: no argument can override a torchjax function.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return False
 
 
 def has_torch_function_variadic(*args) -> bool:
+    """Always False: no argument can override a torchjax function.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return False
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Raises NotImplementedError: `__torch_function__` overrides are not supported by torchjax.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     raise NotImplementedError(f"torch.overrides.handle_torch_function: {_UNSUPPORTED}")
 
 
@@ -43,18 +59,34 @@ def is_tensor_like(inp) -> bool:
 
 
 def is_tensor_method_or_property(func) -> bool:
+    """Whether `func` is the Tensor method or property of that name.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return getattr(Tensor, getattr(func, "__name__", ""), None) is func
 
 
 def get_ignored_functions() -> set:
+    """An empty set: no torchjax function takes part in `__torch_function__` overriding.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return set()
 
 
 def get_overridable_functions() -> dict:
+    """An empty dict: torchjax does not dispatch through `__torch_function__`.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return {}
 
 
 def get_testing_overrides() -> dict:
+    """An empty dict: there are no overridable functions to test.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return {}
 
 
@@ -74,6 +106,10 @@ def resolve_name(f):
 
 
 def enable_reentrant_dispatch():
+    """A context manager that does nothing: torchjax has no dispatcher to re-enter.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
     return contextlib.nullcontext()
 
 
@@ -91,4 +127,9 @@ class TorchFunctionMode:
 
 
 class BaseTorchFunctionMode(TorchFunctionMode):
+    """PyTorch's base class for `__torch_function__` modes; torchjax never calls into a mode.
+
+    See https://pytorch.org/docs/stable/torch.overrides.html.
+    """
+
     pass

@@ -29,6 +29,11 @@ __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "
 
 
 class ProfilerActivity(enum.Enum):
+    """The kinds of activity a profiler can record; torchjax times CPU regions (and CUDA ones when a GPU is present).
+
+    See https://pytorch.org/docs/stable/profiler.html.
+    """
+
     CPU = 0
     XPU = 1
     MTIA = 2
@@ -47,6 +52,7 @@ class ProfilerAction(enum.Enum):
 
 
 def supported_activities() -> set:
+    """The activities this machine supports: CPU, plus CUDA when JAX sees a GPU."""
     from . import cuda
     return {ProfilerActivity.CPU} | ({ProfilerActivity.CUDA} if cuda.is_available() else set())
 

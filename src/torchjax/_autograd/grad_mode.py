@@ -17,6 +17,10 @@ STATE = _State()
 
 
 def is_grad_enabled() -> bool:
+    """Whether operations are recorded for autograd now (off inside `no_grad`).
+
+    See https://pytorch.org/docs/stable/generated/torch.is_grad_enabled.html.
+    """
     return STATE.grad_enabled
 
 

@@ -36,6 +36,10 @@ _TRACING = [0]  # > 0 while a compiled function traces (is_compiling)
 
 
 def is_compiling() -> bool:
+    """Whether the calling code is being traced by `torchjax.compile` now.
+
+    See https://pytorch.org/docs/stable/generated/torch.compiler.is_compiling.html.
+    """
     return _TRACING[0] > 0
 
 

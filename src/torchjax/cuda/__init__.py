@@ -20,14 +20,26 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
 
 
 def is_available() -> bool:
+    """Whether JAX sees at least one GPU (a CUDA or ROCm build of jaxlib is installed and finds one).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.is_available.html.
+    """
     return _device.device_count("cuda") > 0
 
 
 def device_count() -> int:
+    """How many GPUs JAX sees (`jax.devices('gpu')`).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.device_count.html.
+    """
     return _device.device_count("cuda")
 
 
 def is_initialized() -> bool:
+    """Whether a GPU is available (JAX starts its backends when first used).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.is_initialized.html.
+    """
     return is_available()
 
 
@@ -48,6 +60,10 @@ def _gpu(device=None):
 
 
 def current_device() -> int:
+    """The index of the current GPU: always 0 here (JAX has no current-device state); raises when JAX sees no GPU.
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.current_device.html.
+    """
     if not is_available():
         raise RuntimeError("No CUDA GPUs are available")
     return 0
@@ -68,6 +84,10 @@ manual_seed_all = manual_seed
 
 
 def seed() -> None:
+    """Reseeds torchjax's one random generator from a non-deterministic seed (GPUs share it with the CPU).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.seed.html.
+    """
     from .._random import seed as _seed
     _seed()
 
@@ -76,11 +96,19 @@ seed_all = seed
 
 
 def initial_seed() -> int:
+    """The seed of torchjax's one random generator (GPUs share it with the CPU).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.initial_seed.html.
+    """
     from .._random import initial_seed as _initial_seed
     return _initial_seed()
 
 
 def synchronize(device=None) -> None:
+    """Waits until every live JAX array is computed (JAX dispatches asynchronously; there are no CUDA streams).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.synchronize.html.
+    """
     import jax
     for d in jax.live_arrays():
         d.block_until_ready()
@@ -98,14 +126,26 @@ def memory_stats(device=None) -> dict:
 
 
 def memory_allocated(device=None) -> int:
+    """Bytes in use on the GPU now, from JAX's memory statistics (0 where JAX reports none).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.memory_allocated.html.
+    """
     return int(memory_stats(device).get("bytes_in_use", 0))
 
 
 def max_memory_allocated(device=None) -> int:
+    """Peak bytes in use on the GPU, from JAX's memory statistics (0 where JAX reports none, as on the CPU).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.max_memory_allocated.html.
+    """
     return int(memory_stats(device).get("peak_bytes_in_use", 0))
 
 
 def memory_reserved(device=None) -> int:
+    """Bytes the allocator holds on the GPU, from JAX's memory statistics (falls back to the bytes in use).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.memory_reserved.html.
+    """
     stats = memory_stats(device)
     return int(stats.get("bytes_reserved", stats.get("bytes_in_use", 0)))
 
@@ -121,10 +161,18 @@ reset_max_memory_allocated = reset_peak_memory_stats
 
 
 def get_device_name(device=None) -> str:
+    """The GPU's name as JAX reports it (its `device_kind`).
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.get_device_name.html.
+    """
     return _gpu(device).device_kind
 
 
 def get_device_capability(device=None) -> tuple[int, int]:
+    """The GPU's compute capability as (major, minor), as JAX reports it.
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.get_device_capability.html.
+    """
     cc = getattr(_gpu(device), "compute_capability", None)
     if cc is None:
         raise RuntimeError("JAX does not report this GPU's compute capability")
@@ -146,6 +194,10 @@ def get_device_properties(device=None):
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True whenever a GPU is available: XLA emulates bfloat16 where the hardware lacks it.
+
+    See https://pytorch.org/docs/stable/generated/torch.cuda.is_bf16_supported.html.
+    """
     return is_available()
 
 

@@ -67,6 +67,7 @@ def is_available() -> bool:
 
 
 def is_nccl_available() -> bool:
+    """Always False: torchjax has no NCCL backend; on GPUs, XLA runs the collectives itself."""
     return False
 
 
@@ -76,6 +77,7 @@ def is_gloo_available() -> bool:
 
 
 def is_mpi_available() -> bool:
+    """Always False: torchjax has no MPI backend (JAX's own runtime connects the processes)."""
     return False
 
 

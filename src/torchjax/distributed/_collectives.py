@@ -231,6 +231,10 @@ def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False, 
 
 def gather(tensor: Tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = False,
            group_dst=None):
+    """Collects `tensor` from every rank into `gather_list` on rank `dst`.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.gather.
+    """
     g = _process_group(group)
     if _member(g):
         rows = _run("gather", None, tensor, g)
@@ -242,6 +246,10 @@ def gather(tensor: Tensor, gather_list=None, dst: int = 0, group=None, async_op:
 
 def scatter(tensor: Tensor, scatter_list=None, src: int = 0, group=None, async_op: bool = False,
             group_src=None):
+    """Writes `scatter_list[r]` of rank `src` into `tensor` on each rank r.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.scatter.
+    """
     import torchjax
     g = _process_group(group)
     source = src if group_src is None else g.ranks[group_src]
@@ -269,6 +277,10 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):
+    """Each rank sends `input_tensor_list[j]` to rank j and receives rank j's into `output_tensor_list[j]`.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_to_all.
+    """
     import torchjax
     g = _process_group(group)
     if _member(g):
@@ -299,6 +311,10 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
 
 def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None,
                           group_src=None) -> None:
+    """Replaces `object_list` on every rank with the pickled objects of rank `src`.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.broadcast_object_list.
+    """
     g = _process_group(group)
     if _member(g):
         rows = _object_rows(list(object_list), g)

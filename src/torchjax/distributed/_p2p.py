@@ -97,6 +97,10 @@ def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0,
 
 def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0,
           group_src: int | None = None) -> Work:
+    """`recv`, returning a finished Work: the transfer is done when the call returns.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.irecv.
+    """
     recv(tensor, src, group, tag, group_src)
     return Work()
 

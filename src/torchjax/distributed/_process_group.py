@@ -95,10 +95,18 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
 
 
 def is_initialized() -> bool:
+    """Whether `init_process_group` has run in this process.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.is_initialized.
+    """
     return _STATE.initialized
 
 
 def destroy_process_group(group=None) -> None:
+    """Ends the process group (and the JAX multi-process runtime torchjax started).
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.destroy_process_group.
+    """
     if not _STATE.initialized:
         _no_group()
     if group is not None and group is not GroupMember.WORLD:
@@ -118,15 +126,27 @@ def _group(g):
 
 
 def get_rank(group=None) -> int:
+    """This process's rank in the group.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.get_rank.
+    """
     g = _group(group)
     return g.rank()
 
 
 def get_world_size(group=None) -> int:
+    """The number of processes in the group.
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.get_world_size.
+    """
     return _group(group).size()
 
 
 def get_backend(group=None) -> str:
+    """The backend name of the group (gloo on CPUs).
+
+    See https://pytorch.org/docs/stable/distributed.html#torch.distributed.get_backend.
+    """
     _group(group)
     return _STATE.backend
 

@@ -43,6 +43,7 @@ class CheckpointError(RuntimeError):
 
 
 def noop_context_fn():
+    """The default `context_fn` of `checkpoint`: two contexts that do nothing."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
@@ -68,6 +69,7 @@ def set_checkpoint_early_stop(enable: bool):
 
 
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """Raises NotImplementedError: selective (per-op) activation checkpointing is not supported; checkpoint smaller functions instead."""
     raise NotImplementedError(
         "torchjax.utils.checkpoint: selective activation checkpointing (per-op save/recompute "
         "policies) is not supported; checkpoint smaller functions instead")

@@ -39,6 +39,8 @@ class OffloadPolicy:
 
 
 class CPUOffloadPolicy(OffloadPolicy):
+    """Offloading parameters to the host: not supported by torchjax (constructing one raises)."""
+
     def __init__(self, pin_memory: bool = True):
         raise NotImplementedError("fully_shard(offload_policy=CPUOffloadPolicy()) is not "
                                   "supported by torchjax")

@@ -159,7 +159,7 @@ class _InverseTransform(Transform):
 
 
 class ComposeTransform(Transform):
-    """parts[-1](...parts[0](x)): applied left to right."""
+    """`parts[-1](...parts[0](x))`: applied left to right."""
 
     def __init__(self, parts, cache_size: int = 0):
         if cache_size:

@@ -112,6 +112,11 @@ class ReLU6(Hardtanh):
 
 
 class Sigmoid(Module):
+    """1 / (1 + exp(-x)), elementwise (PyTorch's `torch.nn.Sigmoid`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.Sigmoid.html.
+    """
+
     def forward(self, input):
         return input.sigmoid()
 
@@ -128,6 +133,11 @@ class Hardsigmoid(Module):
 
 
 class Tanh(Module):
+    """The hyperbolic tangent, elementwise (PyTorch's `torch.nn.Tanh`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.Tanh.html.
+    """
+
     def forward(self, input):
         return input.tanh()
 
@@ -255,6 +265,11 @@ class LeakyReLU(Module):
 
 
 class LogSigmoid(Module):
+    """Log(sigmoid(x)), computed stably, elementwise (PyTorch's `torch.nn.LogSigmoid`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.LogSigmoid.html.
+    """
+
     def forward(self, input):
         return F.logsigmoid(input)
 
@@ -296,11 +311,21 @@ class PReLU(Module):
 
 
 class Softsign(Module):
+    """X / (1 + |x|), elementwise (PyTorch's `torch.nn.Softsign`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.Softsign.html.
+    """
+
     def forward(self, input):
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
+    """X - tanh(x), elementwise (PyTorch's `torch.nn.Tanhshrink`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.Tanhshrink.html.
+    """
+
     def forward(self, input):
         return F.tanhshrink(input)
 
@@ -315,16 +340,31 @@ class _SoftmaxLike(Module):
 
 
 class Softmin(_SoftmaxLike):
+    """Softmax of -x along `dim` (PyTorch's `torch.nn.Softmin`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.Softmin.html.
+    """
+
     def forward(self, input):
         return F.softmin(input, self.dim, _stacklevel=5)
 
 
 class Softmax(_SoftmaxLike):
+    """Exp(x) normalised to sum to 1 along `dim` (PyTorch's `torch.nn.Softmax`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.Softmax.html.
+    """
+
     def forward(self, input):
         return F.softmax(input, self.dim, _stacklevel=5)
 
 
 class LogSoftmax(_SoftmaxLike):
+    """Log(softmax(x)) along `dim`, computed stably (PyTorch's `torch.nn.LogSoftmax`).
+
+    See https://pytorch.org/docs/stable/generated/torch.nn.LogSoftmax.html.
+    """
+
     def forward(self, input):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 

@@ -400,24 +400,52 @@ class Module:
         return self
 
     def cuda(self, device=None):
+        """Moves parameters and buffers to a GPU that JAX sees (raises when there is none).
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.cuda.html.
+        """
         return self._apply(lambda t: t.cuda(device))
 
     def cpu(self):
+        """Moves parameters and buffers to the host.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.cpu.html.
+        """
         return self._apply(lambda t: t.cpu())
 
     def type(self, dst_type):
+        """Casts every parameter and buffer to `dst_type`.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.type.html.
+        """
         return self._apply(lambda t: t.type(dst_type))
 
     def float(self):
+        """Casts floating parameters and buffers to float32.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.float.html.
+        """
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
     def double(self):
+        """Casts floating parameters and buffers to float64.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.double.html.
+        """
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self):
+        """Casts floating parameters and buffers to float16.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.half.html.
+        """
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     def bfloat16(self):
+        """Casts floating parameters and buffers to bfloat16.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.bfloat16.html.
+        """
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def to_empty(self, *, device, recurse: bool = True):
@@ -990,28 +1018,52 @@ class Module:
                 yield module_prefix + ("." if module_prefix else "") + k, v
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """An iterator over the module's parameters (those of submodules too, with `recurse=True`).
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.parameters.html.
+        """
         for _name, param in self.named_parameters(recurse=recurse):
             yield param
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """An iterator over (name, parameter) pairs, named as in the state_dict.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_parameters.html.
+        """
         yield from self._named_members(lambda module: module._parameters.items(), prefix=prefix,
                                        recurse=recurse, remove_duplicate=remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """An iterator over the module's buffers.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.buffers.html.
+        """
         for _name, buf in self.named_buffers(recurse=recurse):
             yield buf
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """An iterator over (name, buffer) pairs.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_buffers.html.
+        """
         yield from self._named_members(lambda module: module._buffers.items(), prefix=prefix,
                                        recurse=recurse, remove_duplicate=remove_duplicate)
 
     def children(self) -> Iterator[Module]:
+        """An iterator over the direct submodules.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.children.html.
+        """
         for _name, module in self.named_children():
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """An iterator over (name, submodule) pairs of the direct submodules.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_children.html.
+        """
         memo = set()
         for name, module in self._modules.items():
             if module is not None and module not in memo:
@@ -1019,11 +1071,19 @@ class Module:
                 yield name, module
 
     def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """An iterator over this module and every submodule, depth first.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.modules.html.
+        """
         for _name, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
                       remove_duplicate: bool = True):
+        """An iterator over (name, module) pairs of this module and every submodule.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_modules.html.
+        """
         if memo is None:
             memo = set()
         if self in memo:
@@ -1040,6 +1100,10 @@ class Module:
     # -- modes and gradients ---------------------------------------------------------------
 
     def train(self, mode: bool = True):
+        """Sets training mode (dropout active, batch norm updating its statistics) here and in submodules.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.train.html.
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -1048,14 +1112,26 @@ class Module:
         return self
 
     def eval(self):
+        """Sets evaluation mode: `train(False)`.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.eval.html.
+        """
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True):
+        """Sets `requires_grad` of every parameter; returns the module.
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.requires_grad_.html.
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of every parameter (to None by default, as PyTorch 2 does).
+
+        See https://pytorch.org/docs/stable/generated/torch.nn.Module.zero_grad.html.
+        """
         for p in self.parameters():
             grad = p.grad
             if grad is None:

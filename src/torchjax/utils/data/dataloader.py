@@ -48,6 +48,8 @@ atexit.register(_set_exiting)
 
 
 class _DatasetKind:
+    """Which kind of dataset a DataLoader fetches from: map-style or iterable (PyTorch's name)."""
+
     Map = 0
     Iterable = 1
 
