@@ -102,7 +102,8 @@ def train_ddp(compiled=False, **ddp_kwargs):
     params = model.module.parameters()
     return {"losses": losses, "params": [p.detach().numpy().tolist() for p in params],
             "devices": [len(p._data.sharding.device_set) for p in model.module.parameters()],
-            "pred_shape": list(pred.shape)}
+            "pred_shape": list(pred.shape),
+            "programs": [step.compiles, step.executions] if compiled else None}
 
 
 # the default: one mesh over both processes' devices, one SPMD program over the global batch
@@ -110,11 +111,12 @@ def train_ddp(compiled=False, **ddp_kwargs):
 out["ddp"] = train_ddp()
 # given a process group: PyTorch's own scheme, a replica per process, gradients all-reduced
 out["ddp_replicas"] = train_ddp(process_group=dist.group.WORLD)
-# compiled, across processes: a graph break (the batch must become global before the
-# program), so the step runs eagerly and says so
+# compiled, across processes: traced per rank and run as one SPMD program over both
+# processes (the gradient average and the collectives are XLA's, inside the program)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     out["ddp_compiled"] = train_ddp(compiled=True)
+    out["ddp_replicas_compiled"] = train_ddp(compiled=True, process_group=dist.group.WORLD)
 
     @torch.compile
     def doubled_then_summed(t):
@@ -122,7 +124,30 @@ with warnings.catch_warnings(record=True) as caught:
         dist.all_reduce(t)
         return t + 1
     out["compiled_all_reduce"] = doubled_then_summed(torch.tensor([1.0 + rank])).tolist()
-out["graph_breaks"] = sum("Graph break" in str(w.message) for w in caught)
+
+    @torch.compile
+    def shuffled(t):
+        gathered, scattered, swapped = torch.zeros(4), torch.zeros(2), torch.zeros(2)
+        dist.all_gather_into_tensor(gathered, t)
+        dist.reduce_scatter_tensor(scattered, gathered * (rank + 1))
+        dist.all_to_all_single(swapped, t)
+        return gathered, scattered, swapped
+    out["compiled_shuffled"] = [v.tolist() for v in shuffled(torch.tensor([10.0 * rank,
+                                                                           10.0 * rank + 1]))]
+
+    @torch.compile
+    def local_only(t):  # no collective, nothing spanning processes: rank 0 runs it alone
+        return (t * 3).sum()
+    if rank == 0:
+        out["local_only"] = local_only(torch.ones(3)).item()
+
+    @torch.compile
+    def reduced(t):  # only rank dst keeps the result: each rank would trace another program
+        dist.reduce(t, dst=0)
+        return t
+    out["compiled_reduce"] = reduced(torch.tensor([1.0 + rank])).tolist()
+out["graph_breaks"] = [str(w.message).split(":")[-1].strip() for w in caught
+                       if "Graph break" in str(w.message)]
 
 # fully_shard on one mesh over both processes: each parameter's rows split between them
 from torch.distributed.fsdp import fully_shard  # noqa: E402

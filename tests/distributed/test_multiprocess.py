@@ -53,11 +53,25 @@ def test_send_recv_between_the_processes(ranks):
         assert res["p2p_errors"] == ["ValueError", "NotImplementedError"]  # self, any source
 
 
-def test_collectives_and_ddp_inside_compile_break_the_graph_and_run_eagerly(ranks):
-    for res in ranks:
+def test_compiled_steps_across_processes_are_one_program_matching_eager(ranks):
+    """A compiled step is traced per rank and runs as one SPMD program over both processes:
+    DDP (both schemes) trains exactly as eagerly, each rank seeing its own loss, with one
+    program and no graph break; collectives run inside it."""
+    for r, res in enumerate(ranks):
+        for scheme in ("ddp", "ddp_replicas"):
+            got, want = res[scheme + "_compiled"], res[scheme]
+            np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-6)
+            for a, b in zip(got["params"], want["params"]):
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+            assert got["programs"] == [1, 3]  # one program, run by every step
         assert res["compiled_all_reduce"] == [2.0 * 1 + 2.0 * 2 + 1]
-        assert res["graph_breaks"] >= 2
-        assert res["ddp_compiled"] == res["ddp"]
+        gathered = [0.0, 1.0, 10.0, 11.0]
+        assert res["compiled_shuffled"] == [gathered, [3 * v for v in gathered][2 * r:2 * r + 2],
+                                            [r, 10.0 + r]]
+        assert res["compiled_reduce"] == ([3.0] if r == 0 else [2.0])
+        # only reduce (a result some ranks keep) breaks the graph, and says why
+        assert len(res["graph_breaks"]) == 1 and "reduce" in res["graph_breaks"][0]
+    assert ranks[0]["local_only"] == 9.0
 
 
 @pytest.mark.parametrize("scheme", ["ddp", "ddp_replicas"])
