@@ -188,6 +188,37 @@ out["dtensor_local"] = d.to_local().tolist()
 out["dtensor_full"] = d.full_tensor().tolist()
 out["dtensor_sum"] = (d * 2).sum().item()  # a sharded op: XLA reduces across the processes
 
+# SyncBatchNorm, each rank its own batch: statistics (and their gradients) over both
+# processes, eagerly and in a compiled step (a plain input there: see test_multiprocess.py)
+g = np.random.default_rng(1)
+bn_batches = [g.standard_normal((16, 3, 2)).astype(np.float32) for _ in range(2)]
+
+
+def sync_bn(compiled):
+    bn = nn.SyncBatchNorm(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    got = {"y": [], "x_grad": [], "w_grad": []}
+
+    def step(x):
+        y = bn(x)
+        (y * y * torch.arange(3.0).reshape(1, 3, 1)).sum().backward()
+        return y
+    if compiled:
+        step = torch.compile(step)
+    for batch in bn_batches:
+        x = torch.tensor(batch[rank * 8:(rank + 1) * 8], requires_grad=not compiled)
+        bn.weight.grad = None
+        got["y"].append(step(x).tolist())
+        got["x_grad"].append(None if compiled else x.grad.tolist())
+        got["w_grad"].append(bn.weight.grad.tolist())
+    got["running"] = [bn.running_mean.tolist(), bn.running_var.tolist()]
+    return got
+
+
+out["sync_bn"] = sync_bn(False)
+out["sync_bn_compiled"] = sync_bn(True)
+
 dist.destroy_process_group()
 print("RESULT " + json.dumps(out), flush=True)
 sys.exit(0)

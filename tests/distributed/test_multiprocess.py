@@ -1,6 +1,7 @@
 """Two processes on 127.0.0.1 started by `python -m torchjax.distributed.run` (JAX's CPU
-collectives across processes, through gloo): the collectives, DDP training and a
-DistributedSampler epoch (mp_script.py), against their definitions and PyTorch."""
+collectives across processes, through gloo): the collectives, DDP training (eager and
+compiled as one SPMD program), SyncBatchNorm and a DistributedSampler epoch (mp_script.py),
+against their definitions and PyTorch."""
 
 import json
 
@@ -148,3 +149,37 @@ def test_dtensor_across_processes(ranks):
         assert res["dtensor_local"] == [[float(r), 1.0]]
         assert res["dtensor_full"] == [[0.0, 1.0], [1.0, 1.0]]
         assert res["dtensor_sum"] == 6.0
+
+
+def test_sync_batchnorm_across_processes_matches_pytorch_on_the_global_batch(ranks):
+    """Each rank's SyncBatchNorm output, input gradient (of every rank's loss, as PyTorch's
+    SyncBatchNorm gives), weight gradient (of its own loss) and running statistics are
+    PyTorch's BatchNorm's on the global batch; compiled per rank as eagerly."""
+    g = np.random.default_rng(1)
+    batches = [g.standard_normal((16, 3, 2)).astype(np.float32) for _ in range(2)]
+    bn = torch.nn.BatchNorm1d(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    scale = torch.arange(3.0).reshape(1, 3, 1)
+    for k, batch in enumerate(batches):
+        x = torch.tensor(batch, requires_grad=True)
+        y = bn(x)
+        per_row = (y * y * scale).sum(dim=(1, 2))
+        w_grads = [torch.autograd.grad(per_row[r * 8:(r + 1) * 8].sum(), bn.weight,
+                                       retain_graph=True)[0] for r in range(2)]
+        per_row.sum().backward()
+        for r, res in enumerate(ranks):
+            rows = slice(r * 8, (r + 1) * 8)
+            for got in (res["sync_bn"], res["sync_bn_compiled"]):
+                np.testing.assert_allclose(got["y"][k], y[rows].detach().numpy(), rtol=1e-4,
+                                           atol=1e-5)
+                np.testing.assert_allclose(got["w_grad"][k], w_grads[r].numpy(), rtol=1e-4,
+                                           atol=1e-4)
+            np.testing.assert_allclose(res["sync_bn"]["x_grad"][k], x.grad[rows].numpy(),
+                                       rtol=1e-4, atol=1e-4)
+    for res in ranks:
+        for got in (res["sync_bn"], res["sync_bn_compiled"]):
+            np.testing.assert_allclose(got["running"][0], bn.running_mean.numpy(), rtol=1e-5,
+                                       atol=1e-6)
+            np.testing.assert_allclose(got["running"][1], bn.running_var.numpy(), rtol=1e-5,
+                                       atol=1e-6)
