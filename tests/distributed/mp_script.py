@@ -146,6 +146,14 @@ with warnings.catch_warnings(record=True) as caught:
         dist.reduce(t, dst=0)
         return t
     out["compiled_reduce"] = reduced(torch.tensor([1.0 + rank])).tolist()
+
+    # a compiled DDP forward whose backward runs outside it: eagerly, as the DDP step above
+    torch.manual_seed(0)
+    ddp = DistributedDataParallel(nn.Linear(4, 3))
+    xs, ys = data[0]
+    F.cross_entropy(torch.compile(ddp)(xs[rank * 8:(rank + 1) * 8]),
+                    ys[rank * 8:(rank + 1) * 8]).backward()
+    out["compiled_forward_grad"] = ddp.module.weight.grad.tolist()
 out["graph_breaks"] = [str(w.message).split(":")[-1].strip() for w in caught
                        if "Graph break" in str(w.message)]
 

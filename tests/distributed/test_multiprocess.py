@@ -70,8 +70,20 @@ def test_compiled_steps_across_processes_are_one_program_matching_eager(ranks):
         assert res["compiled_shuffled"] == [gathered, [3 * v for v in gathered][2 * r:2 * r + 2],
                                             [r, 10.0 + r]]
         assert res["compiled_reduce"] == ([3.0] if r == 0 else [2.0])
-        # only reduce (a result some ranks keep) breaks the graph, and says why
-        assert len(res["graph_breaks"]) == 1 and "reduce" in res["graph_breaks"][0]
+        # only reduce (a result some ranks keep) and a forward whose backward runs outside
+        # the program break the graph, and say why; both then run eagerly
+        assert len(res["graph_breaks"]) == 2, res["graph_breaks"]
+        assert "torch.distributed.reduce" in res["graph_breaks"][0]
+        assert "backward runs outside it" in res["graph_breaks"][1]
+    # DDP averaged the ranks' gradients as in the eager steps: the same on both ranks
+    assert ranks[0]["compiled_forward_grad"] == ranks[1]["compiled_forward_grad"]
+    torchjax.manual_seed(0)
+    model = torchjax.nn.Linear(4, 3)
+    g = np.random.default_rng(0)
+    x = torchjax.tensor(g.standard_normal((16, 4)).astype(np.float32))
+    F.cross_entropy(model(x), torchjax.tensor(g.integers(0, 3, 16))).backward()
+    np.testing.assert_allclose(ranks[0]["compiled_forward_grad"], model.weight.grad.numpy(),
+                               rtol=1e-5, atol=1e-6)
     assert ranks[0]["local_only"] == 9.0
 
 

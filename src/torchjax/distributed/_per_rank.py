@@ -81,13 +81,15 @@ class Spmd:
 
     def __init__(self):
         self.axis_env = [(AXIS, jax.process_count())]
+        self.spanning = False  # the trace under way reads arrays that span processes
 
     def avals(self, arrays):
         """What the step is traced over: an array spanning the processes by shape and dtype
         alone (its mesh would be baked into the jaxpr, which runs inside shard_map)."""
-        return [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                if isinstance(a, jax.Array) and not a.is_fully_addressable else a
-                for a in arrays]
+        spans = [isinstance(a, jax.Array) and not a.is_fully_addressable for a in arrays]
+        self.spanning = any(spans)
+        return [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) if s else a
+                for a, s in zip(arrays, spans)]
 
     @contextlib.contextmanager
     def tracing(self):
@@ -100,10 +102,13 @@ class Spmd:
 
     def check(self, traced) -> None:
         from ..compiler._breaks import GraphBreak
-        if traced.differentiable_outputs and _uses_axis(traced.jaxpr.jaxpr):
-            raise GraphBreak("a compiled forward with collectives across processes whose "
-                             "backward runs outside it is not supported (call backward() "
-                             "inside the compiled step)")
+        # the tape node of such a forward would run JAX's vjp of the program eagerly, on
+        # this process alone: neither its collectives nor DDP's averaging would happen
+        if traced.differentiable_outputs and (self.spanning
+                                              or _uses_axis(traced.jaxpr.jaxpr)):
+            raise GraphBreak("a compiled forward across processes whose backward runs "
+                             "outside it is not supported (call backward() inside the "
+                             "compiled step)")
 
     def jit(self, fun, donate_argnums, program):
         return _Runner(fun, donate_argnums, program)
