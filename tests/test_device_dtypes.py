@@ -128,3 +128,48 @@ def test_compiled_results_keep_the_long_tag(long32):
         assert b.dtype == torchjax.float32
         np.testing.assert_array_equal(a.numpy(), [3, 1, 2])
         assert a.numpy().dtype == np.int64
+
+
+def _out_forms(t):
+    """out= calls writing into long tensors (one resized), and a float out of longs."""
+    j, i32 = t.tensor([2, 0, 1]), t.tensor([1, 2, 3], dtype=t.int32)
+    outs = {"long_long": t.empty(3, dtype=t.long), "int32_into_long": t.empty(3, dtype=t.long),
+            "resized": t.empty(0, dtype=t.long), "sum": t.empty((), dtype=t.long),
+            "float": t.empty(3)}
+    t.add(j, j, out=outs["long_long"])
+    t.add(i32, i32, out=outs["int32_into_long"])
+    t.mul(i32, 2, out=outs["resized"])
+    t.sum(j, 0, out=outs["sum"])
+    t.mul(j, 0.5, out=outs["float"])
+    return outs
+
+
+def test_out_variants_keep_longs_stored_as_int32(long32):
+    want, got = _out_forms(torch), _out_forms(torchjax)
+    for name, w in want.items():
+        g = got[name]
+        assert str(g.dtype) == str(w.dtype) and g.tolist() == w.tolist(), name
+        if w.dtype == torch.int64:
+            assert g._data.dtype == np.int32, (name, g._data.dtype)
+
+
+def test_sizes_are_those_of_the_reported_dtype(long32):
+    for make in (lambda t: t.arange(5), lambda t: t.zeros(2, 3, dtype=t.long)):
+        g, w = make(torchjax), make(torch)
+        assert g._data.dtype == np.int32
+        assert (g.itemsize, g.element_size(), g.nbytes) == (w.itemsize, w.element_size(),
+                                                            w.nbytes)
+
+
+def test_save_writes_longs_as_int64(long32):
+    import io
+    base = torchjax.tensor([[1, -2, 3], [2 ** 31 - 1, 0, -(2 ** 31)]])
+    buf = io.BytesIO()
+    torchjax.save({"base": base, "row": base[1], "n": torchjax.tensor(7)}, buf)
+    buf.seek(0)
+    read = torch.load(io.BytesIO(buf.getvalue()))  # PyTorch reads the file as it wrote it
+    assert read["base"].dtype == torch.int64 and read["base"].tolist() == base.tolist()
+    assert read["row"].tolist() == base[1].tolist() and read["n"].item() == 7
+    back = torchjax.load(buf)
+    assert back["base"].dtype == torchjax.int64 and back["base"].tolist() == base.tolist()
+    assert back["row"].tolist() == base[1].tolist()

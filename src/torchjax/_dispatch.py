@@ -755,7 +755,8 @@ def dispatch_out(prep: _Prepared, dyn: tuple, stat: tuple, out: Tensor):
                 raise RuntimeError(f"result type {_dtypes.SCALAR_NAMES[res.dtype.name]} can't be "
                                    f"cast to the desired output type "
                                    f"{_dtypes.SCALAR_NAMES[out.dtype.name]}")
-            data = data.astype(out.dtype.np)
+            # (a long that the device dtype policy stores as int32 keeps its int32 array)
+            data = data.astype(_device_dtypes.storage_dtype(out, out.dtype).np)
         if data.shape != out._data.shape and out._base is None:
             out._data = data
             out._counter()[0] += 1

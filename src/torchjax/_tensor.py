@@ -194,13 +194,14 @@ class Tensor(_Conversions):
     def is_complex(self) -> bool:
         return self.dtype.is_complex
 
+    # the reported dtype's sizes, as PyTorch/XLA's 32-bit longs still report 8 bytes
     @property
     def itemsize(self) -> int:
-        return np.dtype(self._data.dtype).itemsize
+        return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
-        return self.numel() * np.dtype(self._data.dtype).itemsize
+        return self.numel() * self.dtype.itemsize
 
     def is_signed(self) -> bool:
         return self.dtype.is_signed

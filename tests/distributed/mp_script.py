@@ -102,7 +102,8 @@ def train_ddp(compiled=False, **ddp_kwargs):
     params = model.module.parameters()
     return {"losses": losses, "params": [p.detach().numpy().tolist() for p in params],
             "devices": [len(p._data.sharding.device_set) for p in model.module.parameters()],
-            "pred_shape": list(pred.shape)}
+            "pred_shape": list(pred.shape),
+            "programs": [step.compiles, step.executions] if compiled else None}
 
 
 # the default: one mesh over both processes' devices, one SPMD program over the global batch
@@ -110,11 +111,12 @@ def train_ddp(compiled=False, **ddp_kwargs):
 out["ddp"] = train_ddp()
 # given a process group: PyTorch's own scheme, a replica per process, gradients all-reduced
 out["ddp_replicas"] = train_ddp(process_group=dist.group.WORLD)
-# compiled, across processes: a graph break (the batch must become global before the
-# program), so the step runs eagerly and says so
+# compiled, across processes: traced per rank and run as one SPMD program over both
+# processes (the gradient average and the collectives are XLA's, inside the program)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     out["ddp_compiled"] = train_ddp(compiled=True)
+    out["ddp_replicas_compiled"] = train_ddp(compiled=True, process_group=dist.group.WORLD)
 
     @torch.compile
     def doubled_then_summed(t):
@@ -122,7 +124,38 @@ with warnings.catch_warnings(record=True) as caught:
         dist.all_reduce(t)
         return t + 1
     out["compiled_all_reduce"] = doubled_then_summed(torch.tensor([1.0 + rank])).tolist()
-out["graph_breaks"] = sum("Graph break" in str(w.message) for w in caught)
+
+    @torch.compile
+    def shuffled(t):
+        gathered, scattered, swapped = torch.zeros(4), torch.zeros(2), torch.zeros(2)
+        dist.all_gather_into_tensor(gathered, t)
+        dist.reduce_scatter_tensor(scattered, gathered * (rank + 1))
+        dist.all_to_all_single(swapped, t)
+        return gathered, scattered, swapped
+    out["compiled_shuffled"] = [v.tolist() for v in shuffled(torch.tensor([10.0 * rank,
+                                                                           10.0 * rank + 1]))]
+
+    @torch.compile
+    def local_only(t):  # no collective, nothing spanning processes: rank 0 runs it alone
+        return (t * 3).sum()
+    if rank == 0:
+        out["local_only"] = local_only(torch.ones(3)).item()
+
+    @torch.compile
+    def reduced(t):  # only rank dst keeps the result: each rank would trace another program
+        dist.reduce(t, dst=0)
+        return t
+    out["compiled_reduce"] = reduced(torch.tensor([1.0 + rank])).tolist()
+
+    # a compiled DDP forward whose backward runs outside it: eagerly, as the DDP step above
+    torch.manual_seed(0)
+    ddp = DistributedDataParallel(nn.Linear(4, 3))
+    xs, ys = data[0]
+    F.cross_entropy(torch.compile(ddp)(xs[rank * 8:(rank + 1) * 8]),
+                    ys[rank * 8:(rank + 1) * 8]).backward()
+    out["compiled_forward_grad"] = ddp.module.weight.grad.tolist()
+out["graph_breaks"] = [str(w.message).split(":")[-1].strip() for w in caught
+                       if "Graph break" in str(w.message)]
 
 # fully_shard on one mesh over both processes: each parameter's rows split between them
 from torch.distributed.fsdp import fully_shard  # noqa: E402
@@ -162,6 +195,37 @@ out["dtensor_shape"] = list(d.shape)
 out["dtensor_local"] = d.to_local().tolist()
 out["dtensor_full"] = d.full_tensor().tolist()
 out["dtensor_sum"] = (d * 2).sum().item()  # a sharded op: XLA reduces across the processes
+
+# SyncBatchNorm, each rank its own batch: statistics (and their gradients) over both
+# processes, eagerly and in a compiled step (a plain input there: see test_multiprocess.py)
+g = np.random.default_rng(1)
+bn_batches = [g.standard_normal((16, 3, 2)).astype(np.float32) for _ in range(2)]
+
+
+def sync_bn(compiled):
+    bn = nn.SyncBatchNorm(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    got = {"y": [], "x_grad": [], "w_grad": []}
+
+    def step(x):
+        y = bn(x)
+        (y * y * torch.arange(3.0).reshape(1, 3, 1)).sum().backward()
+        return y
+    if compiled:
+        step = torch.compile(step)
+    for batch in bn_batches:
+        x = torch.tensor(batch[rank * 8:(rank + 1) * 8], requires_grad=not compiled)
+        bn.weight.grad = None
+        got["y"].append(step(x).tolist())
+        got["x_grad"].append(None if compiled else x.grad.tolist())
+        got["w_grad"].append(bn.weight.grad.tolist())
+    got["running"] = [bn.running_mean.tolist(), bn.running_var.tolist()]
+    return got
+
+
+out["sync_bn"] = sync_bn(False)
+out["sync_bn_compiled"] = sync_bn(True)
 
 dist.destroy_process_group()
 print("RESULT " + json.dumps(out), flush=True)

@@ -1,6 +1,7 @@
 """Two processes on 127.0.0.1 started by `python -m torchjax.distributed.run` (JAX's CPU
-collectives across processes, through gloo): the collectives, DDP training and a
-DistributedSampler epoch (mp_script.py), against their definitions and PyTorch."""
+collectives across processes, through gloo): the collectives, DDP training (eager and
+compiled as one SPMD program), SyncBatchNorm and a DistributedSampler epoch (mp_script.py),
+against their definitions and PyTorch."""
 
 import json
 
@@ -53,11 +54,37 @@ def test_send_recv_between_the_processes(ranks):
         assert res["p2p_errors"] == ["ValueError", "NotImplementedError"]  # self, any source
 
 
-def test_collectives_and_ddp_inside_compile_break_the_graph_and_run_eagerly(ranks):
-    for res in ranks:
+def test_compiled_steps_across_processes_are_one_program_matching_eager(ranks):
+    """A compiled step is traced per rank and runs as one SPMD program over both processes:
+    DDP (both schemes) trains exactly as eagerly, each rank seeing its own loss, with one
+    program and no graph break; collectives run inside it."""
+    for r, res in enumerate(ranks):
+        for scheme in ("ddp", "ddp_replicas"):
+            got, want = res[scheme + "_compiled"], res[scheme]
+            np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-6)
+            for a, b in zip(got["params"], want["params"]):
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+            assert got["programs"] == [1, 3]  # one program, run by every step
         assert res["compiled_all_reduce"] == [2.0 * 1 + 2.0 * 2 + 1]
-        assert res["graph_breaks"] >= 2
-        assert res["ddp_compiled"] == res["ddp"]
+        gathered = [0.0, 1.0, 10.0, 11.0]
+        assert res["compiled_shuffled"] == [gathered, [3 * v for v in gathered][2 * r:2 * r + 2],
+                                            [r, 10.0 + r]]
+        assert res["compiled_reduce"] == ([3.0] if r == 0 else [2.0])
+        # only reduce (a result some ranks keep) and a forward whose backward runs outside
+        # the program break the graph, and say why; both then run eagerly
+        assert len(res["graph_breaks"]) == 2, res["graph_breaks"]
+        assert "torch.distributed.reduce" in res["graph_breaks"][0]
+        assert "backward runs outside it" in res["graph_breaks"][1]
+    # DDP averaged the ranks' gradients as in the eager steps: the same on both ranks
+    assert ranks[0]["compiled_forward_grad"] == ranks[1]["compiled_forward_grad"]
+    torchjax.manual_seed(0)
+    model = torchjax.nn.Linear(4, 3)
+    g = np.random.default_rng(0)
+    x = torchjax.tensor(g.standard_normal((16, 4)).astype(np.float32))
+    F.cross_entropy(model(x), torchjax.tensor(g.integers(0, 3, 16))).backward()
+    np.testing.assert_allclose(ranks[0]["compiled_forward_grad"], model.weight.grad.numpy(),
+                               rtol=1e-5, atol=1e-6)
+    assert ranks[0]["local_only"] == 9.0
 
 
 @pytest.mark.parametrize("scheme", ["ddp", "ddp_replicas"])
@@ -134,3 +161,37 @@ def test_dtensor_across_processes(ranks):
         assert res["dtensor_local"] == [[float(r), 1.0]]
         assert res["dtensor_full"] == [[0.0, 1.0], [1.0, 1.0]]
         assert res["dtensor_sum"] == 6.0
+
+
+def test_sync_batchnorm_across_processes_matches_pytorch_on_the_global_batch(ranks):
+    """Each rank's SyncBatchNorm output, input gradient (of every rank's loss, as PyTorch's
+    SyncBatchNorm gives), weight gradient (of its own loss) and running statistics are
+    PyTorch's BatchNorm's on the global batch; compiled per rank as eagerly."""
+    g = np.random.default_rng(1)
+    batches = [g.standard_normal((16, 3, 2)).astype(np.float32) for _ in range(2)]
+    bn = torch.nn.BatchNorm1d(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    scale = torch.arange(3.0).reshape(1, 3, 1)
+    for k, batch in enumerate(batches):
+        x = torch.tensor(batch, requires_grad=True)
+        y = bn(x)
+        per_row = (y * y * scale).sum(dim=(1, 2))
+        w_grads = [torch.autograd.grad(per_row[r * 8:(r + 1) * 8].sum(), bn.weight,
+                                       retain_graph=True)[0] for r in range(2)]
+        per_row.sum().backward()
+        for r, res in enumerate(ranks):
+            rows = slice(r * 8, (r + 1) * 8)
+            for got in (res["sync_bn"], res["sync_bn_compiled"]):
+                np.testing.assert_allclose(got["y"][k], y[rows].detach().numpy(), rtol=1e-4,
+                                           atol=1e-5)
+                np.testing.assert_allclose(got["w_grad"][k], w_grads[r].numpy(), rtol=1e-4,
+                                           atol=1e-4)
+            np.testing.assert_allclose(res["sync_bn"]["x_grad"][k], x.grad[rows].numpy(),
+                                       rtol=1e-4, atol=1e-4)
+    for res in ranks:
+        for got in (res["sync_bn"], res["sync_bn_compiled"]):
+            np.testing.assert_allclose(got["running"][0], bn.running_mean.numpy(), rtol=1e-5,
+                                       atol=1e-6)
+            np.testing.assert_allclose(got["running"][1], bn.running_var.numpy(), rtol=1e-5,
+                                       atol=1e-6)

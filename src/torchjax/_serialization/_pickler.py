@@ -15,7 +15,7 @@ import pickle
 
 import numpy as np
 
-from .. import _device, _dtypes
+from .. import _device, _device_dtypes, _dtypes
 from .._strides import contiguous_strides
 from .._tensor import Size, Tensor
 from ..nn.parameter import Buffer, Parameter
@@ -88,8 +88,9 @@ class Storage:
 
     def payload(self) -> np.ndarray:
         """The values in C order and native byte order (the byteorder record says which)."""
-        arr = np.ascontiguousarray(np.asarray(self.owner._data)).reshape(-1)
-        return arr.view(np.uint8)
+        # a long the device dtype policy stores as int32 is written as the int64 it reports
+        arr = _device_dtypes.to_host(self.owner, np.asarray(self.owner._data))
+        return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
 
 
 def storage_and_window(t: Tensor, by_owner: dict) -> tuple:

@@ -22,7 +22,7 @@ from .._autograd.node import node_class
 from .._functionalize import LEAF, tree_unflatten
 from .._jax_node import edge_of, record
 from .._tensor import Tensor
-from ._trace import OUT, Extra, GradWrite, Hyper, Literal, RngKey, RngOffset, TensorWrite
+from ._trace import OUT, SPMD, Extra, GradWrite, Hyper, Literal, RngKey, RngOffset, TensorWrite
 
 try:
     from jax._src.interpreters.partial_eval import convert_constvars_jaxpr
@@ -104,8 +104,9 @@ class Program:
         fun.__name__ = name
         self.fun = fun
         self.shapes = tuple((v.aval.shape, v.aval.dtype) for v in tr.jaxpr.jaxpr.invars)
-        self.jitted = jax.jit(_trace_once(fun),
-                              donate_argnums=tuple(self.n_consts + j for j in self.donated))
+        donated = tuple(self.n_consts + j for j in self.donated)
+        self.jitted = (SPMD[0].jit(_trace_once(fun), donated, self) if SPMD[0] is not None
+                       else jax.jit(_trace_once(fun), donate_argnums=donated))
         self.differentiable = tr.differentiable_outputs
         # outputs that required grad in a step whose backward already ran inside it (the
         # returned loss): they show a grad_fn whose graph is spent, as PyTorch's compiled

@@ -7,7 +7,8 @@
   torchrun's variables and calls `jax.distributed.initialize`; the collectives below run as
   jitted programs over one device of each process (send/recv over a pair of them); DDP and
   fully_shard train on one mesh over every process's devices, each rank's batch its rows of
-  a global batch (_global_batch.py).
+  a global batch (_global_batch.py). A torchjax.compile'd step is traced per rank and runs
+  as one SPMD program over every process (_per_rank.py).
 
 Without init_process_group a script sees PyTorch's single-process behaviour: is_initialized()
 is False and get_rank()/get_world_size()/the collectives raise ValueError. See

@@ -19,7 +19,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .._autograd import grad_mode
 from .._tensor import Tensor
-from .._untraceable import Untraceable
+from . import _per_rank
 from ._process_group import MeshGroup, _group
 
 __all__ = ["ReduceOp", "all_reduce", "all_gather", "all_gather_into_tensor",
@@ -107,13 +107,10 @@ def _run(kind, op, tensor: Tensor, g):
         rows = jnp.asarray(arr)[None]
         return _reduce_fn(op)(rows) if kind == "reduce" else rows
     if isinstance(arr, jax.core.Tracer):
-        # a compiled step is one program per process over its own arrays; JAX runs a
-        # collective between processes only in a program whose arrays span them. Untraceable
-        # is the compiler's graph break: torchjax.compile runs the step eagerly (and says so)
-        raise Untraceable(
-            "torch.distributed collectives across processes cannot be traced into a compiled "
-            "step (JAX moves data between processes only in a program whose arrays span "
-            "them); the step runs eagerly")
+        # a compiled step is traced per rank and runs as one program over every process
+        # (_per_rank.py): the rows are an all-gather over its process axis
+        rows = _per_rank.rows(arr, g)
+        return _reduce_fn(op)(rows) if kind == "reduce" else rows
     mesh = g.mesh()
     mine = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
     arr = jnp.asarray(tensor._data)
@@ -166,6 +163,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
 def reduce(tensor: Tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = False,
            group_dst=None):
     """Like all_reduce, but only rank dst keeps the result (the others' tensors are left)."""
+    _per_rank.refuse("reduce", tensor)
     g = _process_group(group)
     if _member(g):
         value = _run("reduce", op, tensor, g)
@@ -204,8 +202,8 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=
     if _member(g):
         total = _run("reduce", op, input, g)
         k = total.shape[0] // g.size()
-        r = g.rank()
-        _write(output, total[r * k:(r + 1) * k].reshape(tuple(output.shape)))
+        mine = _per_rank.my_slice(total, g.rank(), k, 0)
+        _write(output, mine.reshape(tuple(output.shape)))
     return _done(async_op)
 
 
@@ -213,6 +211,7 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
                    async_op: bool = False):
     """output <- the reduction over ranks of their input_list[this rank]."""
     import torchjax
+    _per_rank.refuse("reduce_scatter", output)
     g = _process_group(group)
     if _member(g):
         total = _run("reduce", op, torchjax.stack(list(input_list)), g)
@@ -235,6 +234,7 @@ def gather(tensor: Tensor, gather_list=None, dst: int = 0, group=None, async_op:
 
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.gather.
     """
+    _per_rank.refuse("gather", tensor)
     g = _process_group(group)
     if _member(g):
         rows = _run("gather", None, tensor, g)
@@ -251,6 +251,7 @@ def scatter(tensor: Tensor, scatter_list=None, src: int = 0, group=None, async_o
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.scatter.
     """
     import torchjax
+    _per_rank.refuse("scatter", tensor)
     g = _process_group(group)
     source = src if group_src is None else g.ranks[group_src]
     if _member(g):
@@ -270,9 +271,9 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
     g = _process_group(group)
     if _member(g):
         rows = _run("gather", None, input, g)
-        n, r = g.size(), g.rank()
-        k = rows.shape[1] // n
-        _write(output, rows[:, r * k:(r + 1) * k].reshape(tuple(output.shape)))
+        k = rows.shape[1] // g.size()
+        mine = _per_rank.my_slice(rows, g.rank(), k, 1)
+        _write(output, mine.reshape(tuple(output.shape)))
     return _done(async_op)
 
 
@@ -282,6 +283,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_to_all.
     """
     import torchjax
+    _per_rank.refuse("all_to_all", input_tensor_list[0])
     g = _process_group(group)
     if _member(g):
         rows = _run("gather", None, torchjax.stack(list(input_tensor_list)), g)

@@ -19,6 +19,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from .._tensor import Tensor
 from .._untraceable import Untraceable
 from ..nn.modules.module import Module
+from . import _per_rank
 from ._global_batch import on_sharding, spans_processes, to_global, to_local
 from ._reshard import reshard, reshard_
 
@@ -139,6 +140,21 @@ class DistributedDataParallel(Module):
         self.device_mesh = mesh
         self._spans_processes = spans_processes(NamedSharding(mesh.jax_mesh, PartitionSpec()))
         replicate_module(module, mesh.jax_mesh)
+        if self._spans_processes:
+            self._average_in_compiled_steps(module)
+
+    def _average_in_compiled_steps(self, module):
+        """Inside a compiled step (traced per rank, _per_rank.py) each rank runs the module
+        on its own batch, so its gradients are averaged over the processes as PyTorch's DDP
+        does (an all-reduce in the step's program); eagerly XLA has already done it."""
+        from ._collectives import ReduceOp, all_reduce
+
+        def average(p):
+            if _per_rank.tracing() and self.require_backward_grad_sync and p.grad is not None:
+                all_reduce(p.grad, op=ReduceOp.AVG)
+        for p in module.parameters():
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(average)
 
     def _init_across_processes(self, module, group):
         """One replica per process, as PyTorch's DDP: parameters broadcast from rank 0, each
@@ -159,6 +175,8 @@ class DistributedDataParallel(Module):
     def forward(self, *inputs, **kwargs):
         if self._across_processes:
             return self.module(*inputs, **kwargs)
+        if self._spans_processes and _per_rank.tracing():
+            return self.module(*inputs, **kwargs)  # this rank's batch, as PyTorch's replicas
         mesh = self.device_mesh
         inputs = shard_batch(inputs, mesh, self.dim, "DistributedDataParallel")
         kwargs = shard_batch(kwargs, mesh, self.dim, "DistributedDataParallel")

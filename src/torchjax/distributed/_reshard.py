@@ -11,7 +11,9 @@ from __future__ import annotations
 import jax
 
 from .._tensor import Tensor
+from .._untraceable import Untraceable
 from ..interop import from_jax
+from . import _per_rank
 
 
 @from_jax(name="Reshard")
@@ -22,6 +24,12 @@ def _constrain(x, sharding):
 def place_array(arr, sharding):
     """arr on `sharding`: a device_put eagerly, a sharding constraint while traced."""
     if isinstance(arr, jax.core.Tracer):
+        if _per_rank.tracing():
+            # the per-rank step runs inside shard_map, where a global layout means nothing
+            raise Untraceable(
+                "laying tensors out on a mesh (DTensor, fully_shard, tensor parallel) cannot be "
+                "traced into a compiled step in a job of several processes; the step runs "
+                "eagerly")
         return jax.lax.with_sharding_constraint(arr, sharding)
     if getattr(arr, "sharding", None) == sharding:
         return arr
@@ -31,6 +39,8 @@ def place_array(arr, sharding):
 def reshard(t: Tensor, sharding) -> Tensor:
     """t's value on `sharding`, as a new Tensor (recorded on the tape when t requires grad)."""
     if t._requires_grad:
+        if isinstance(t._data, jax.core.Tracer):
+            place_array(t._data, sharding)  # the per-rank trace's refusal, if any
         return _constrain(t, sharding)
     return Tensor._wrap(place_array(t._data, sharding))
 

@@ -127,6 +127,12 @@ class BatchNorm3d(_BatchNorm):
     _dims = (5,)
 
 
+# torchjax.distributed's SyncBatchNorm forward in a job of several processes (statistics
+# all-reduced over the process group; None where plain batch statistics already are the
+# global ones): distributed/_sync_batchnorm.py
+ACROSS_PROCESSES = [None]
+
+
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation with statistics over the whole global batch.
 
@@ -146,12 +152,11 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
     def forward(self, input):
-        import jax
-        if self.training and jax.process_count() > 1:
-            raise NotImplementedError(
-                "SyncBatchNorm with one replica per process is not supported by torchjax: its "
-                "statistics would need an all-reduce inside the forward pass; train on a mesh "
-                "that spans the processes' devices instead")
+        hook = ACROSS_PROCESSES[0]
+        if self.training and hook is not None:
+            out = hook(self, input)
+            if out is not None:
+                return out
         return super().forward(input)
 
     @classmethod

@@ -1,0 +1,214 @@
+"""A compiled step in a job of several processes: traced per rank, run as one SPMD program.
+
+PyTorch runs a step on every rank over that rank's own tensors, and the collectives (DDP's
+gradient averaging among them) meet across the ranks. JAX moves data between processes only
+inside one program that all of them run. So in a job of several processes torchjax.compile
+traces the step as each rank sees it (its own shapes, as eagerly) with the process axis
+bound (`jax.make_jaxpr(axis_env=...)`), where a collective is `lax.all_gather` over that
+axis, and runs the jaxpr under `shard_map` over a mesh of every process's devices:
+
+- an array of this process alone (its batch, its own tensors, the step's constants) goes in
+  as its row of a (processes, *shape) global array, and what the step computes from it comes
+  back as this process's row: each rank keeps its own values, as in PyTorch;
+- an array that already spans the processes (DDP's replicated parameters) goes in whole, and
+  its new value comes back as it is (replicated: DDP's averaged gradients make it the same
+  on every rank);
+- a step with neither a collective nor an array spanning processes stays a program of this
+  process alone, so one rank may call it by itself.
+
+The compiler's side is `compiler._trace.SPMD`, set by init_process_group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+
+from .._untraceable import Untraceable
+
+AXIS = "torchjax_processes"  # the process axis of the per-rank trace and of the SPMD mesh
+_TRACING = [False]
+
+
+def tracing() -> bool:
+    """True while torchjax.compile traces a step per rank (a job of several processes)."""
+    return _TRACING[0]
+
+
+def rows(arr, g):
+    """Every rank's `arr` stacked (rank order) inside a per-rank trace: lax.all_gather over
+    the process axis. Raises Untraceable (the compiler's graph break) where that is not the
+    collective PyTorch's call means."""
+    if not _TRACING[0]:
+        raise Untraceable(
+            "torch.distributed collectives across processes cannot be traced here (JAX moves "
+            "data between processes only in a program that all of them run)")
+    if g.ranks != list(range(jax.process_count())):
+        raise Untraceable(
+            f"a collective on a group of some of the processes ({g.ranks}) cannot be traced "
+            "into a compiled step (it is one program over every process); the step runs "
+            "eagerly")
+    return jax.lax.all_gather(arr, AXIS)
+
+
+def my_slice(x, r: int, k: int, axis: int):
+    """x's slice [r*k, (r+1)*k) on `axis`, r this rank; inside a per-rank trace the rank is
+    the process axis's index, so that every process traces the same program."""
+    if _TRACING[0]:
+        return jax.lax.dynamic_slice_in_dim(x, jax.lax.axis_index(AXIS) * k, k, axis=axis)
+    return jax.lax.slice_in_dim(x, r * k, (r + 1) * k, axis=axis)
+
+
+def refuse(what: str, tensor) -> None:
+    """A collective whose effect differs by rank (only rank dst keeps a result) would make
+    each process trace a different program: inside a compiled step it breaks the graph."""
+    if isinstance(tensor._data, jax.core.Tracer):
+        raise Untraceable(f"torch.distributed.{what} across processes cannot be traced into a "
+                          "compiled step (only some ranks keep its result, so each would trace "
+                          "another program); the step runs eagerly")
+
+
+# -- the compiler's hook ---------------------------------------------------------------------
+
+
+class Spmd:
+    """compiler._trace.SPMD in a job of several processes (see the module docstring)."""
+
+    def __init__(self):
+        self.axis_env = [(AXIS, jax.process_count())]
+        self.spanning = False  # the trace under way reads arrays that span processes
+
+    def avals(self, arrays):
+        """What the step is traced over: an array spanning the processes by shape and dtype
+        alone (its mesh would be baked into the jaxpr, which runs inside shard_map)."""
+        spans = [isinstance(a, jax.Array) and not a.is_fully_addressable for a in arrays]
+        self.spanning = any(spans)
+        return [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) if s else a
+                for a, s in zip(arrays, spans)]
+
+    @contextlib.contextmanager
+    def tracing(self):
+        prev = _TRACING[0]
+        _TRACING[0] = True
+        try:
+            yield
+        finally:
+            _TRACING[0] = prev
+
+    def check(self, traced) -> None:
+        from ..compiler._breaks import GraphBreak
+        # the tape node of such a forward would run JAX's vjp of the program eagerly, on
+        # this process alone: neither its collectives nor DDP's averaging would happen
+        if traced.differentiable_outputs and (self.spanning
+                                              or _uses_axis(traced.jaxpr.jaxpr)):
+            raise GraphBreak("a compiled forward across processes whose backward runs "
+                             "outside it is not supported (call backward() inside the "
+                             "compiled step)")
+
+    def jit(self, fun, donate_argnums, program):
+        return _Runner(fun, donate_argnums, program)
+
+
+def install() -> None:
+    from ..compiler import _trace
+    _trace.SPMD[0] = Spmd()
+
+
+def uninstall() -> None:
+    from ..compiler import _trace
+    _trace.SPMD[0] = None
+    _mesh.cache_clear()
+
+
+def _uses_axis(jaxpr) -> bool:
+    """Whether a jaxpr (or one nested in it) has a collective over the process axis."""
+    for eqn in jaxpr.eqns:
+        for v in eqn.params.values():
+            if isinstance(v, str) and v == AXIS or isinstance(v, (tuple, list)) and any(
+                    isinstance(a, str) and a == AXIS for a in v):
+                return True
+            sub = getattr(v, "jaxpr", v)
+            if hasattr(sub, "eqns") and _uses_axis(sub):
+                return True
+    return False
+
+
+@functools.cache
+def _mesh() -> Mesh:
+    """Every device, one row per process (in rank order)."""
+    n = jax.process_count()
+    devices = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
+    if len(devices) % n:
+        raise NotImplementedError(
+            "torchjax.compile across processes with different device counts per process is "
+            "not supported")
+    return Mesh(np.array(devices).reshape(n, -1), (AXIS, "torchjax_local"),
+                axis_types=(AxisType.Auto, AxisType.Auto))
+
+
+def _as_row(x):
+    """This process's array as its row of a (processes, *shape) array over the mesh."""
+    x = jnp.asarray(x)
+    return jax.make_array_from_process_local_data(
+        NamedSharding(_mesh(), PartitionSpec(AXIS)), x[None], (jax.process_count(),) + x.shape)
+
+
+def _on(x, sharding):
+    return x if x.sharding == sharding else jax.device_put(x, sharding)
+
+
+class _Runner:
+    """A program's `jitted`: the local program, or the SPMD one (built per layout of the
+    inputs: which of them span the processes)."""
+
+    def __init__(self, fun, donate_argnums, program):
+        self.fun = fun
+        self.donate = donate_argnums
+        self.collective = _uses_axis(program.traced.jaxpr.jaxpr)
+        # for each output, the input position whose array it is the new value of (a write of
+        # a known tensor, or of its gradient), else None: the step's own results
+        n_consts = program.n_consts
+        self.source = [None] * program.traced.n_outputs
+        for w, has_value in program.writes:
+            if has_value:
+                i = getattr(w, "t", None)
+                self.source.append(n_consts + program.array_of[i] if isinstance(i, int)
+                                   else None)
+        self.local = None
+        self.spmd: dict = {}
+
+    def __call__(self, *inputs):
+        spans = tuple(isinstance(x, jax.Array) and not x.is_fully_addressable for x in inputs)
+        if not self.collective and not any(spans):
+            if self.local is None:
+                self.local = jax.jit(self.fun, donate_argnums=self.donate)
+            return self.local(*inputs)
+        got = self.spmd.get(spans)
+        if got is None:
+            got = self.spmd[spans] = self._build(spans)
+        program, replicated = got
+        whole = NamedSharding(_mesh(), PartitionSpec())
+        # arrays that span the processes go in whole on this program's mesh (an array's
+        # mesh is part of its type, and one program has one) and their new values come back
+        # on the array's own sharding
+        outs = program(*(_on(x, whole) if s else _as_row(x) for x, s in zip(inputs, spans)))
+        return [o.addressable_data(0)[0] if not r else _on(o, inputs[j].sharding)
+                for o, r, j in zip(outs, replicated, self.source)]
+
+    def _build(self, spans):
+        replicated = tuple(j is not None and spans[j] for j in self.source)
+        fun = self.fun
+
+        def per_rank(*xs):
+            outs = fun(*(x if s else x[0] for x, s in zip(xs, spans)))
+            return tuple(o if r else o[None] for o, r in zip(outs, replicated))
+        mapped = jax.shard_map(
+            per_rank, mesh=_mesh(), check_vma=False,
+            in_specs=tuple(PartitionSpec() if s else PartitionSpec(AXIS) for s in spans),
+            out_specs=tuple(PartitionSpec() if r else PartitionSpec(AXIS) for r in replicated))
+        return jax.jit(mapped, donate_argnums=self.donate), replicated
