@@ -34,21 +34,17 @@ def run(fwd, arrays, diff):
     gives one gradient per diff position. None when this call keeps the eager path."""
     import jax
 
-    args = [list(a) if isinstance(a, tuple) else a for a in arrays]
-    primals = [args[i] if j < 0 else args[i][j] for i, j in diff]
+    from ._pure import at_positions
+
+    f, primals = at_positions(fwd, [list(a) if isinstance(a, tuple) else a for a in arrays],
+                              diff)
     if not all(_real(p) for p in primals):
         return None  # complex: PyTorch's conjugate convention lives in the eager backward
     kept: list = []
     single = [True]
 
     def g(*d):
-        a = [list(x) if isinstance(x, list) else x for x in args]
-        for (i, j), v in zip(diff, d):
-            if j < 0:
-                a[i] = v
-            else:
-                a[i][j] = v
-        outs = fwd(*(tuple(x) if isinstance(x, list) else x for x in a))
+        outs = f(*d)
         if isinstance(outs, (tuple, list)):
             single[0] = False
             kept[:] = [k for k, o in enumerate(outs) if _inexact(o)]

@@ -128,6 +128,23 @@ def vjp_of_inexact(f, primals, cts):
     return vjp(ct)
 
 
+def at_positions(fwd, args, diff):
+    """(g, primals): g(*d) is fwd(*args) with the `diff` positions replaced by d ((i, -1) for
+    argument i, (i, j) for element j of list argument i; `args` holds lists for those), and
+    primals the values at those positions."""
+
+    def g(*d):
+        a = [list(x) if isinstance(x, list) else x for x in args]
+        for (i, j), v in zip(diff, d):
+            if j < 0:
+                a[i] = v
+            else:
+                a[i][j] = v
+        return fwd(*(tuple(x) if isinstance(x, list) else x for x in a))
+
+    return g, [args[i] if j < 0 else args[i][j] for i, j in diff]
+
+
 class BackwardSpec:
     """The backward of one (op, statics, dtype, differentiated inputs, unsaved shapes)."""
 
@@ -160,16 +177,8 @@ class BackwardSpec:
                 else:
                     args[i][j] = z
 
-            def g(*d):
-                a = [list(x) if isinstance(x, list) else x for x in args]
-                for (i, j), v in zip(diff, d):
-                    if j < 0:
-                        a[i] = v
-                    else:
-                        a[i][j] = v
-                return fwd(*(tuple(x) if isinstance(x, list) else x for x in a))
-
-            return vjp_of_inexact(g, [args[i] if j < 0 else args[i][j] for i, j in diff], cts)
+            g, primals = at_positions(fwd, args, diff)
+            return vjp_of_inexact(g, primals, cts)
 
         self.pure = pytorch_complex_convention(pure)
         self.jit = _programs.program(self.pure, self.ident)
