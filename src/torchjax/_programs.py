@@ -40,7 +40,7 @@ import time
 
 import jax
 
-from . import _compile_cache, _compile_stats
+from . import _compile_cache, _compile_stats, _program_runtime
 
 try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
     from jax._src import config as _config
@@ -58,7 +58,7 @@ try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain j
 except (ImportError, AttributeError):  # pragma: no cover - another jax
     _AVAILABLE = False
 
-_FORMAT = "torchjax-programs-1"
+_FORMAT = "torchjax-programs-2"  # 2: entries name the runtimes they need
 _SUBDIR = "programs"
 _SCALAR_TYPES = (bool, int, float, complex)
 _lock = threading.Lock()
@@ -66,6 +66,9 @@ _lock = threading.Lock()
 # memory mappings, like jax.clear_caches())
 _all: list = []
 _cpp_cache = None
+# set in a forked DataLoader worker (utils/data/_start.guard_forked_worker): it must run no XLA
+# program, and its guard catches only calls that reach jax.jit's own Python path
+_forked_worker = False
 
 
 class Uncacheable(Exception):
@@ -273,14 +276,23 @@ _store_dir = None
 
 
 def enabled() -> bool:
-    """Opt-in (TORCHJAX_CACHE_PROGRAMS=1), with torchjax's persistent cache (TORCHJAX_CACHE,
-    TORCHJAX_CACHE_DIR), in its directory only (a JAX cache the user configured is left to
-    JAX). Off by default for now: a deserialized executable of a LAPACK custom call
-    (cholesky_ex, via a distribution's constraint check) crashed the process when called, and
-    a forked DataLoader worker's NumPy guard does not see programs run from here."""
-    return (_AVAILABLE and _compile_cache.owned and _compile_cache.directory is not None
-            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "0").strip().lower()
+    """On with torchjax's persistent cache (TORCHJAX_CACHE, TORCHJAX_CACHE_DIR), in its
+    directory only (a JAX cache the user configured is left to JAX);
+    TORCHJAX_CACHE_PROGRAMS=0 turns this layer off alone. Never in a forked DataLoader
+    worker, which runs no XLA program (forked_worker)."""
+    return (_AVAILABLE and not _forked_worker and _compile_cache.owned
+            and _compile_cache.directory is not None
+            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "1").strip().lower()
             not in _compile_cache._OFF + ("",))
+
+
+def forked_worker() -> None:
+    """This process is a forked DataLoader worker: every program, including those the parent
+    made through here (whose dispatchers it inherited), goes to jax.jit's Python path, which
+    the worker's guard turns into a NumPy evaluation. Without this, a signature new to the
+    worker would be loaded from disk or compiled, and run on XLA, which hangs after fork."""
+    global _forked_worker
+    _forked_worker = True
 
 
 def _get_store():
@@ -324,7 +336,8 @@ def _load(store, key, args, device):
     if data is None:
         return None
     try:
-        payload, out_tree = pickle.loads(data)
+        payload, out_tree, runtimes = pickle.loads(data)
+        _program_runtime.set_up(runtimes)  # before the executable exists (see there)
         _, in_tree = _tree_util.tree_flatten((args, {}))
         compiled = _serialize.deserialize_and_load(payload, in_tree, out_tree,
                                                    backend=device.client)
@@ -355,12 +368,13 @@ def _drop(key, err) -> None:
             pass
 
 
-def _save(store, key, compiled) -> None:
+def _save(store, key, compiled, lowered) -> None:
     try:
+        runtimes = _program_runtime.needs(lowered)
         payload, _, out_tree = _serialize.serialize(compiled)
-        data = pickle.dumps((payload, out_tree), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001  (constants in the program, an unpicklable output tree)
-        return
+        data = pickle.dumps((payload, out_tree, runtimes), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001  (a custom call no setup makes safe (NotKept), constants
+        return         # in the program, a host callback, an unpicklable output tree)
     store.put(key, data)
 
 
@@ -378,6 +392,8 @@ class _Program:
 
     def miss(self, *args, **kwargs):
         sig = None
+        if _forked_worker:  # jax.jit's path, where the forked worker's guard evaluates it
+            return self.jit(*args, **kwargs), None, False
         if not kwargs and _core.trace_state_clean():
             sig = signature(args)
         if sig is None:
@@ -427,7 +443,7 @@ class _Program:
             compiled = lowered.compile()
         _compile_stats.count_program_miss()
         if not _compile_stats.loaded_by_jax():
-            _save(_get_store(), key, compiled)
+            _save(_get_store(), key, compiled, lowered)
         return compiled
 
     def compile_ahead(self, args):
@@ -454,7 +470,7 @@ class _Program:
                 _compile_stats.count_program_miss()
             self.compiled[sig] = compiled
             if key is not None and not _compile_stats.loaded_by_jax():
-                _save(_get_store(), key, compiled)
+                _save(_get_store(), key, compiled, lowered)
         return work
 
 
