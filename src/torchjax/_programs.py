@@ -20,7 +20,9 @@ A wrong hit would run a wrong program, so only what the key fully names is cache
 is made only of plain values (`describe`), a function by its module, name and code (and its
 closure's values), never a user's function; anything else gets no ident and runs as a plain
 jax.jit. Tracers, shardings other than one device, keyword arguments and unusual argument
-types take the plain jax.jit path too.
+types take the plain jax.jit path too. And only executables another process can run are
+written: custom calls need runtime state that lowering sets up (_program_runtime.py: LAPACK's
+is set up before loading; host callbacks and other custom calls are not kept).
 
 How a call runs: `program(fn, ident)` is a jax.jit-like C++ dispatcher (`_jax.pjit`, the
 object behind jax.jit) whose cache-miss handler is ours. Calls whose signature it has seen
