@@ -1,7 +1,8 @@
 """The program cache keyed before tracing (torchjax/_programs.py, _program_runtime.py), on by
 default: programs with LAPACK custom calls run warm (their runtime is set up before loading),
 programs with other custom calls (host callbacks) are not kept, forked DataLoader workers
-never run its programs, and the key follows jax, jaxlib and torchjax versions.
+never run its programs, and the key follows jax, jaxlib and torchjax versions and
+the compile options.
 
 The end-to-end test runs one script in fresh processes on a temporary TORCHJAX_CACHE_DIR:
 cold, warm, and with the program cache off, which must all print the same numbers.
@@ -115,4 +116,12 @@ def test_the_key_follows_the_versions(monkeypatch):
             m.setattr(_programs, "_source_fingerprint", None)  # recomputed with the version
             assert _programs._key("op:tanh", sig) != base, module.__name__
     monkeypatch.setattr(_programs, "_source_fingerprint", None)
+    assert _programs._key("op:tanh", sig) == base
+    # and the compile options: the suite's unoptimised executables never reach a user
+    optimised = not jax.config.read("jax_disable_most_optimizations")
+    try:
+        jax.config.update("jax_disable_most_optimizations", optimised)
+        assert _programs._key("op:tanh", sig) != base
+    finally:
+        jax.config.update("jax_disable_most_optimizations", not optimised)
     assert _programs._key("op:tanh", sig) == base

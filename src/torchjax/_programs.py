@@ -210,6 +210,21 @@ _COMPILE_OPTIONS = ("jax_disable_most_optimizations", "jax_exec_time_optimizatio
                     "jax_use_shardy_partitioner", "jax_threefry_partitionable")
 
 
+def _option(name: str):
+    """A JAX option's value. Most are attributes of jax.config; a few are flags only
+    `config.read` returns (jax_disable_most_optimizations: read as an attribute it was missing,
+    so the test suite's unoptimised executables were keyed as a user's and could be loaded by
+    them). An option this JAX does not have is "absent"."""
+    try:
+        return getattr(jax.config, name)
+    except AttributeError:
+        pass
+    try:
+        return jax.config.read(name)
+    except Exception:  # noqa: BLE001  (AttributeError/KeyError: no such option)
+        return "absent"
+
+
 def _environment() -> str:
     """What tracing and compiling read besides the arguments (at each new program: cheap
     next to a compile). JAX's trace context holds x64, matmul precision, dtype promotion and
@@ -223,7 +238,7 @@ def _environment() -> str:
                 continue
             raise Uncacheable("trace context")
         ctx.append(r)
-    opts = [f"{n}={getattr(jax.config, n, None)!r}" for n in _COMPILE_OPTIONS]
+    opts = [f"{n}={_option(n)!r}" for n in _COMPILE_OPTIONS]
     # torchjax's own process-wide choices that an op may read while it is traced
     from . import _dtypes, _settings
     opts.append(f"default_dtype={_dtypes.get_default_dtype().name}")
