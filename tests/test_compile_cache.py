@@ -87,7 +87,7 @@ def uncached():
 def test_a_second_process_loads_every_program_and_computes_the_same(tmp_path, uncached):
     cache = tmp_path
     # two cold processes at once on one empty directory: both compile and write
-    cold = [_start(_env(TORCHJAX_CACHE_DIR=str(cache), TORCHJAX_CACHE_PROGRAMS="1"))
+    cold = [_start(_env(TORCHJAX_CACHE_DIR=str(cache)))
             for _ in range(2)]
     cold = [_finish(p)[0] for p in cold]
     for r in cold:
@@ -103,7 +103,7 @@ def test_a_second_process_loads_every_program_and_computes_the_same(tmp_path, un
     assert len(_entries(cache)) + len(programs) >= cold[0]["stats"]["compiled"]
     assert programs and not list((programs[0].parent / "tmp").iterdir())  # no temp file left
 
-    warm, _ = _run(_env(TORCHJAX_CACHE_DIR=str(cache), TORCHJAX_CACHE_PROGRAMS="1"))
+    warm, _ = _run(_env(TORCHJAX_CACHE_DIR=str(cache)))
     st = warm["stats"]
     assert st["compiled"] == 0 and st["cache_misses"] == 0
     assert st["cache_hits"] == cold[0]["stats"]["compiled"] + cold[0]["stats"]["cache_hits"]
@@ -118,7 +118,7 @@ def test_a_second_process_loads_every_program_and_computes_the_same(tmp_path, un
     truncated.write_bytes(truncated.read_bytes()[:100])
     payload = b"not a pickled executable" * 10
     bad_pickle.write_bytes(magic + hashlib.blake2b(payload, digest_size=32).digest() + payload)
-    damaged, err = _run(_env(TORCHJAX_CACHE_DIR=str(cache), TORCHJAX_CACHE_PROGRAMS="1"))
+    damaged, err = _run(_env(TORCHJAX_CACHE_DIR=str(cache)))
     assert err.count("torchjax: ignoring corrupted compilation cache entry") == 2
     assert err.count("torchjax: ignoring unusable program cache entry") == 1
     assert damaged["stats"]["traced"] == 3

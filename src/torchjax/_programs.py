@@ -20,7 +20,9 @@ A wrong hit would run a wrong program, so only what the key fully names is cache
 is made only of plain values (`describe`), a function by its module, name and code (and its
 closure's values), never a user's function; anything else gets no ident and runs as a plain
 jax.jit. Tracers, shardings other than one device, keyword arguments and unusual argument
-types take the plain jax.jit path too.
+types take the plain jax.jit path too. And only executables another process can run are
+written: custom calls need runtime state that lowering sets up (_program_runtime.py: LAPACK's
+is set up before loading; host callbacks and other custom calls are not kept).
 
 How a call runs: `program(fn, ident)` is a jax.jit-like C++ dispatcher (`_jax.pjit`, the
 object behind jax.jit) whose cache-miss handler is ours. Calls whose signature it has seen
@@ -40,7 +42,7 @@ import time
 
 import jax
 
-from . import _compile_cache, _compile_stats
+from . import _compile_cache, _compile_stats, _program_runtime
 
 try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
     from jax._src import config as _config
@@ -58,7 +60,7 @@ try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain j
 except (ImportError, AttributeError):  # pragma: no cover - another jax
     _AVAILABLE = False
 
-_FORMAT = "torchjax-programs-1"
+_FORMAT = "torchjax-programs-2"  # 2: entries name the runtimes they need
 _SUBDIR = "programs"
 _SCALAR_TYPES = (bool, int, float, complex)
 _lock = threading.Lock()
@@ -66,6 +68,9 @@ _lock = threading.Lock()
 # memory mappings, like jax.clear_caches())
 _all: list = []
 _cpp_cache = None
+# set in a forked DataLoader worker (utils/data/_start.guard_forked_worker): it must run no XLA
+# program, and its guard catches only calls that reach jax.jit's own Python path
+_forked_worker = False
 
 
 class Uncacheable(Exception):
@@ -205,6 +210,21 @@ _COMPILE_OPTIONS = ("jax_disable_most_optimizations", "jax_exec_time_optimizatio
                     "jax_use_shardy_partitioner", "jax_threefry_partitionable")
 
 
+def _option(name: str):
+    """A JAX option's value. Most are attributes of jax.config; a few are flags only
+    `config.read` returns (jax_disable_most_optimizations: read as an attribute it was missing,
+    so the test suite's unoptimised executables were keyed as a user's and could be loaded by
+    them). An option this JAX does not have is "absent"."""
+    try:
+        return getattr(jax.config, name)
+    except AttributeError:
+        pass
+    try:
+        return jax.config.read(name)
+    except Exception:  # noqa: BLE001  (AttributeError/KeyError: no such option)
+        return "absent"
+
+
 def _environment() -> str:
     """What tracing and compiling read besides the arguments (at each new program: cheap
     next to a compile). JAX's trace context holds x64, matmul precision, dtype promotion and
@@ -218,7 +238,7 @@ def _environment() -> str:
                 continue
             raise Uncacheable("trace context")
         ctx.append(r)
-    opts = [f"{n}={getattr(jax.config, n, None)!r}" for n in _COMPILE_OPTIONS]
+    opts = [f"{n}={_option(n)!r}" for n in _COMPILE_OPTIONS]
     # torchjax's own process-wide choices that an op may read while it is traced
     from . import _dtypes, _settings
     opts.append(f"default_dtype={_dtypes.get_default_dtype().name}")
@@ -273,14 +293,23 @@ _store_dir = None
 
 
 def enabled() -> bool:
-    """Opt-in (TORCHJAX_CACHE_PROGRAMS=1), with torchjax's persistent cache (TORCHJAX_CACHE,
-    TORCHJAX_CACHE_DIR), in its directory only (a JAX cache the user configured is left to
-    JAX). Off by default for now: a deserialized executable of a LAPACK custom call
-    (cholesky_ex, via a distribution's constraint check) crashed the process when called, and
-    a forked DataLoader worker's NumPy guard does not see programs run from here."""
-    return (_AVAILABLE and _compile_cache.owned and _compile_cache.directory is not None
-            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "0").strip().lower()
+    """On with torchjax's persistent cache (TORCHJAX_CACHE, TORCHJAX_CACHE_DIR), in its
+    directory only (a JAX cache the user configured is left to JAX);
+    TORCHJAX_CACHE_PROGRAMS=0 turns this layer off alone. Never in a forked DataLoader
+    worker, which runs no XLA program (forked_worker)."""
+    return (_AVAILABLE and not _forked_worker and _compile_cache.owned
+            and _compile_cache.directory is not None
+            and os.environ.get("TORCHJAX_CACHE_PROGRAMS", "1").strip().lower()
             not in _compile_cache._OFF + ("",))
+
+
+def forked_worker() -> None:
+    """This process is a forked DataLoader worker: every program, including those the parent
+    made through here (whose dispatchers it inherited), goes to jax.jit's Python path, which
+    the worker's guard turns into a NumPy evaluation. Without this, a signature new to the
+    worker would be loaded from disk or compiled, and run on XLA, which hangs after fork."""
+    global _forked_worker
+    _forked_worker = True
 
 
 def _get_store():
@@ -324,7 +353,8 @@ def _load(store, key, args, device):
     if data is None:
         return None
     try:
-        payload, out_tree = pickle.loads(data)
+        payload, out_tree, runtimes = pickle.loads(data)
+        _program_runtime.set_up(runtimes)  # before the executable exists (see there)
         _, in_tree = _tree_util.tree_flatten((args, {}))
         compiled = _serialize.deserialize_and_load(payload, in_tree, out_tree,
                                                    backend=device.client)
@@ -355,12 +385,13 @@ def _drop(key, err) -> None:
             pass
 
 
-def _save(store, key, compiled) -> None:
+def _save(store, key, compiled, lowered) -> None:
     try:
+        runtimes = _program_runtime.needs(lowered)
         payload, _, out_tree = _serialize.serialize(compiled)
-        data = pickle.dumps((payload, out_tree), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001  (constants in the program, an unpicklable output tree)
-        return
+        data = pickle.dumps((payload, out_tree, runtimes), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001  (a custom call no setup makes safe (NotKept), constants
+        return         # in the program, a host callback, an unpicklable output tree)
     store.put(key, data)
 
 
@@ -378,6 +409,8 @@ class _Program:
 
     def miss(self, *args, **kwargs):
         sig = None
+        if _forked_worker:  # jax.jit's path, where the forked worker's guard evaluates it
+            return self.jit(*args, **kwargs), None, False
         if not kwargs and _core.trace_state_clean():
             sig = signature(args)
         if sig is None:
@@ -427,7 +460,7 @@ class _Program:
             compiled = lowered.compile()
         _compile_stats.count_program_miss()
         if not _compile_stats.loaded_by_jax():
-            _save(_get_store(), key, compiled)
+            _save(_get_store(), key, compiled, lowered)
         return compiled
 
     def compile_ahead(self, args):
@@ -454,7 +487,7 @@ class _Program:
                 _compile_stats.count_program_miss()
             self.compiled[sig] = compiled
             if key is not None and not _compile_stats.loaded_by_jax():
-                _save(_get_store(), key, compiled)
+                _save(_get_store(), key, compiled, lowered)
         return work
 
 

@@ -109,7 +109,9 @@ def guard_forked_worker() -> None:
     import jax
     from jax._src import compiler, pjit
 
+    from ... import _programs
     from . import _host_eval
+    _programs.forked_worker()  # its dispatchers' misses go to jax.jit's path, guarded here
     jax.make_user_context("torchjax: forked DataLoader worker")
     pjit._pjit_call_impl_python = _host_eval.run_jitted
     compiler.compile_or_get_cached = _refuse

@@ -1,0 +1,127 @@
+"""The program cache keyed before tracing (torchjax/_programs.py, _program_runtime.py), on by
+default: programs with LAPACK custom calls run warm (their runtime is set up before loading),
+programs with other custom calls (host callbacks) are not kept, forked DataLoader workers
+never run its programs, and the key follows jax, jaxlib and torchjax versions and
+the compile options.
+
+The end-to-end test runs one script in fresh processes on a temporary TORCHJAX_CACHE_DIR:
+cold, warm, and with the program cache off, which must all print the same numbers.
+"""
+
+import json
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from tests.test_compile_cache import _env
+from torchjax import _program_runtime, _programs
+
+SCRIPT = r"""
+import json
+import jax
+import numpy as np
+import torchjax as torch
+from torchjax import _programs
+from torchjax.utils.data import DataLoader, Dataset
+
+
+class Computed(Dataset):
+    # torchjax ops in __getitem__: forked workers evaluate them with NumPy, never with XLA
+    def __init__(self):
+        self.x = torch.arange(24.).reshape(4, 6)
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        x = self.x[i]
+        return torch.tanh(x / 10) * 2 - x.cumsum(0) / 3
+
+
+main = [b.numpy().tolist() for b in DataLoader(Computed(), batch_size=2)]
+forked = [b.numpy().tolist() for b in DataLoader(Computed(), batch_size=2, num_workers=2)]
+# LAPACK custom calls (a segfault when a deserialized one ran without its setup)
+a = torch.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+L, info = torch.linalg.cholesky_ex(a)
+q, r = torch.linalg.qr(a * 2)
+w = torch.linalg.eigvalsh(a.double())
+# a host callback, in a program named the way torchjax names its own: never kept
+cb = _programs.program(
+    lambda v: jax.pure_callback(np.sin, jax.ShapeDtypeStruct(v.shape, v.dtype), v) + 1,
+    "test:host-callback")
+c = cb(jax.numpy.arange(3.0))
+print(json.dumps({"main": main, "forked": forked,
+                  "linalg": [t.numpy().tolist() for t in (L, info, q, r, w)],
+                  "callback": np.asarray(c).tolist(),
+                  "stats": vars(torch.compile_stats())}))
+"""
+
+
+def _run(env):
+    res = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]  # -11: the LAPACK segfault
+    return json.loads(res.stdout.strip().splitlines()[-1]), res.stderr
+
+
+def test_custom_calls_and_forked_workers_with_the_program_cache(tmp_path):
+    env = _env(TORCHJAX_CACHE_DIR=str(tmp_path))
+    cold, _ = _run(env)
+    warm, err = _run({**env, "TORCHJAX_LOGS": "compiles"})
+    off, _ = _run(_env(TORCHJAX_CACHE_DIR=str(tmp_path / "off"), TORCHJAX_CACHE_PROGRAMS="0"))
+    assert "torchjax:" not in err  # no cache warning
+    for r in (cold, warm, off):
+        np.testing.assert_allclose(r["forked"], r["main"], rtol=1e-6)
+        for k in ("main", "forked", "linalg", "callback"):
+            assert r[k] == off[k], k
+    assert off["callback"] == list(np.sin(np.arange(3.0, dtype=np.float32)) + 1)
+    # warm, the LAPACK programs were loaded before tracing; only the host-callback program
+    # was compiled again (JAX's persistent cache does not keep host callbacks either)
+    for op in ("linalg_cholesky_ex", "linalg_qr", "linalg_eigvalsh", "tanh", "cumsum"):
+        assert f"[torchjax.compiles] {op}: loaded from the program cache" in err, op
+    assert "jit(<lambda>)(f32[3]) compiled in" in err
+    assert warm["stats"]["compiled"] == 1
+    assert warm["stats"]["traced"] < cold["stats"]["traced"] - 10
+    assert off["stats"]["compiled"] == cold["stats"]["compiled"]
+
+
+def test_needs_names_lapack_and_refuses_other_custom_calls():
+    x = jnp.eye(3) * 2
+    assert _program_runtime.needs(jax.jit(jnp.linalg.cholesky).lower(x)) == ("lapack",)
+    assert _program_runtime.needs(jax.jit(jnp.tanh).lower(x)) == ()
+    callback = jax.jit(lambda v: jax.pure_callback(
+        np.cos, jax.ShapeDtypeStruct(v.shape, v.dtype), v))
+    with pytest.raises(_program_runtime.NotKept, match="callback"):
+        _program_runtime.needs(callback.lower(x))
+    with pytest.raises(_program_runtime.NotKept):
+        _program_runtime.set_up(("a runtime of a newer torchjax",))
+
+
+def test_the_key_follows_the_versions(monkeypatch):
+    import jaxlib
+
+    import torchjax.version
+    sig = (("tree", ("a", "float32", (3,), False, False, "cpu", 0, "device")),)
+    base = _programs._key("op:tanh", sig)
+    assert _programs._key("op:tanh", sig) == base
+    assert _programs._key("op:sin", sig) != base
+    for module, name in ((jax, "__version__"), (jaxlib, "__version__"),
+                         (torchjax.version, "__version__")):
+        with monkeypatch.context() as m:
+            m.setattr(module, name, "0.0.0-other")
+            m.setattr(_programs, "_source_fingerprint", None)  # recomputed with the version
+            assert _programs._key("op:tanh", sig) != base, module.__name__
+    monkeypatch.setattr(_programs, "_source_fingerprint", None)
+    assert _programs._key("op:tanh", sig) == base
+    # and the compile options: the suite's unoptimised executables never reach a user
+    optimised = not jax.config.read("jax_disable_most_optimizations")
+    try:
+        jax.config.update("jax_disable_most_optimizations", optimised)
+        assert _programs._key("op:tanh", sig) != base
+    finally:
+        jax.config.update("jax_disable_most_optimizations", not optimised)
+    assert _programs._key("op:tanh", sig) == base
