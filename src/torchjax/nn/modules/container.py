@@ -145,6 +145,9 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def forward(self, input):
+        """Applies the Sequential layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         for module in self:
             input = module(input)
         return input
@@ -391,6 +394,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
+        """The settings ParameterList shows inside its `repr`, such as its sizes and flags."""
         return "\n".join(_entry_repr(k, p, lambda t: str(t.dtype)) for k, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
@@ -492,6 +496,7 @@ class ParameterDict(Module):
             self[key] = parameter
 
     def extra_repr(self) -> str:
+        """The settings ParameterDict shows inside its `repr`, such as its sizes and flags."""
         return "\n".join(_entry_repr(k, p, _typename) for k, p in self.items())
 
     def __call__(self, input):

@@ -120,6 +120,9 @@ class RNNBase(Module):
         """A no-op: there is no cuDNN weight buffer to compact."""
 
     def reset_parameters(self) -> None:
+        """Re-initializes RNNBase's parameters in place, with the same scheme used at construction
+        (drawn from torchjax's global generator).
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
@@ -235,6 +238,7 @@ class RNNBase(Module):
         return output, hidden
 
     def extra_repr(self) -> str:
+        """The settings RNNBase shows inside its `repr`, such as its sizes and flags."""
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size != 0:
             s += f", proj_size={self.proj_size}"
@@ -366,6 +370,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def extra_repr(self) -> str:
+        """The settings RNNCellBase shows inside its `repr`, such as its sizes and flags."""
         s = f"{self.input_size}, {self.hidden_size}"
         if self.bias is not True:
             s += f", bias={self.bias}"
@@ -375,6 +380,9 @@ class RNNCellBase(Module):
         return s
 
     def reset_parameters(self) -> None:
+        """Re-initializes RNNCellBase's parameters in place, with the same scheme used at
+        construction (drawn from torchjax's global generator).
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
@@ -458,6 +466,9 @@ class LSTMCell(RNNCellBase):
                          dtype=dtype)
 
     def forward(self, input, hx=None):
+        """Applies the LSTMCell layer to `input`, `hx` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         states = () if hx is None else tuple((f"hx[{i}]", h) for i, h in enumerate(hx))
         batched, input = self._prepare(input, states)
         if hx is None:
