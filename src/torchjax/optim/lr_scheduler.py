@@ -485,8 +485,8 @@ class SequentialLR(LRScheduler):
             scheds.last_epoch -= 1
 
     def step(self):
-        """Advances the schedule by one step and writes the new learning rates into the optimizer's
-        parameter groups; call it after `optimizer.step()`.
+        """Steps the scheduler whose milestone range holds the current epoch (restarting the next
+        one at each milestone); call it after `optimizer.step()`.
         """
         if STEP_HOOK is not None and STEP_HOOK(self, ()):
             return
@@ -579,8 +579,8 @@ class ChainedScheduler(LRScheduler):
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
     def step(self):
-        """Advances the schedule by one step and writes the new learning rates into the optimizer's
-        parameter groups; call it after `optimizer.step()`.
+        """Steps every chained scheduler once, in order, so their factors compose; call it after
+        `optimizer.step()`.
         """
         if STEP_HOOK is not None and STEP_HOOK(self, ()):
             return
@@ -632,8 +632,8 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def step(self, metrics, epoch=None):
-        """Advances the schedule by one step and writes the new learning rates into the optimizer's
-        parameter groups; call it after `optimizer.step()`.
+        """Records `metrics` (the quantity watched, e.g. a validation loss) and lowers the learning
+        rates by `factor` after more than `patience` steps with no improvement.
         """
         if STEP_HOOK is not None and STEP_HOOK(self, (metrics, epoch)):
             return
@@ -850,8 +850,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
     def step(self, epoch=None):
-        """Advances the schedule by one step and writes the new learning rates into the optimizer's
-        parameter groups; call it after `optimizer.step()`.
+        """Advances the schedule by one step, or sets it to `epoch` (which may be fractional, e.g.
+        `epoch + i / iters` inside an epoch), and writes the learning rates into the optimizer.
         """
         if STEP_HOOK is not None and STEP_HOOK(self, (epoch,)):
             return
