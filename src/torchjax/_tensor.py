@@ -32,6 +32,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self) -> int:
+        """The number of elements a tensor of this shape has (the product of the sizes)."""
         n = 1
         for d in self:
             n *= d

@@ -118,6 +118,7 @@ class set_grad_enabled(_DecoratorContextManager):
         STATE.grad_enabled = self._prev
 
     def clone(self):
+        """A new context manager with the same mode."""
         return type(self)(self.mode)
 
     def __call__(self, func):
@@ -147,4 +148,5 @@ class inference_mode(_DecoratorContextManager):
         STATE.grad_enabled, STATE.inference = self._prev
 
     def clone(self):
+        """A new context manager with the same mode."""
         return type(self)(self.mode)

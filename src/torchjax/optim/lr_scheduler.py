@@ -675,6 +675,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self):
+        """Whether the scheduler is still in the cooldown that follows a reduction."""
         return self.cooldown_counter > 0
 
     def _is_better(self, a, best):

@@ -189,6 +189,9 @@ class LazyLinear(LazyModuleMixin, Linear):
             super().reset_parameters()
 
     def initialize_parameters(self, input) -> None:
+        """Called on the first forward: sets `in_features` from the last dimension of `input`,
+        gives the weight and bias their shapes and initializes them.
+        """
         if self.has_uninitialized_params():
             with no_grad():
                 self.in_features = input.shape[-1]

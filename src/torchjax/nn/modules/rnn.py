@@ -114,6 +114,9 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list:
+        """The parameters as one list per layer and direction, in PyTorch's order (weight_ih,
+        weight_hh, biases, projection).
+        """
         return [[getattr(self, n) for n in names] for names in self._all_weights]
 
     def flatten_parameters(self) -> None:
@@ -130,6 +133,9 @@ class RNNBase(Module):
     # -- checks ------------------------------------------------------------------------------
 
     def check_input(self, input, batch_sizes) -> None:
+        """Raises if `input` has the wrong dtype or number of dimensions, or a last dimension other
+        than `input_size`.
+        """
         w_dtype = self._flat_weights[0].dtype
         if input.dtype != w_dtype:
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
@@ -148,20 +154,30 @@ class RNNBase(Module):
         return input.size(0) if self.batch_first else input.size(1)
 
     def get_expected_hidden_size(self, input, batch_sizes) -> tuple[int, int, int]:
+        """The hidden-state shape `forward` expects for this input: (layers x directions, batch,
+        hidden or projection size).
+        """
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, self._mini_batch(input, batch_sizes),
                 self.proj_size if self.proj_size > 0 else self.hidden_size)
 
     def check_hidden_size(self, hx, expected_hidden_size,
                           msg: str = "Expected hidden size {}, got {}") -> None:
+        """Raises a RuntimeError (with `msg`) if `hx` does not have the shape
+        `expected_hidden_size`.
+        """
         if tuple(hx.size()) != tuple(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
     def check_forward_args(self, input, hidden, batch_sizes) -> None:
+        """Checks the input and the hidden state's shape before `forward` runs."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     def permute_hidden(self, hx, permutation):
+        """Reorders the batch dimension of the hidden state `hx` by `permutation` (used with
+        unsorted packed sequences).
+        """
         return _permute(hx, permutation)
 
     def _zeros(self, input, batch: int, size: int):
@@ -291,11 +307,17 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes) -> tuple[int, int, int]:
+        """The cell-state shape `forward` expects for this input: (layers x directions, batch,
+        hidden_size).
+        """
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, self._mini_batch(input, batch_sizes),
                 self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes) -> None:
+        """Checks the input and the shapes of both the hidden and the cell state before `forward`
+        runs.
+        """
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
                                "Expected hidden[0] size {}, got {}")
