@@ -119,9 +119,12 @@ class FunctionEvent:
         self.child_ns = 0
         self.count = 1
 
-    key = property(lambda self: self.name)
-    cpu_time_total = property(lambda self: (self.end_ns - self.start_ns) / 1e3)
-    self_cpu_time_total = property(lambda self: (self.end_ns - self.start_ns - self.child_ns) / 1e3)
+    key = property(lambda self: self.name, doc="The name events are grouped by.")
+    cpu_time_total = property(lambda self: (self.end_ns - self.start_ns) / 1e3,
+                              doc="Host time from start to end, in microseconds.")
+    self_cpu_time_total = property(
+        lambda self: (self.end_ns - self.start_ns - self.child_ns) / 1e3,
+        doc="Host time in microseconds, not counting nested events.")
     cpu_time = cpu_time_total
     device_time_total = cuda_time_total = self_device_time_total = self_cuda_time_total = 0.0
 

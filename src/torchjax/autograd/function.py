@@ -72,6 +72,7 @@ class Function(metaclass=FunctionMeta):
                                   "mode AD.")
 
     vjp = backward  # the two names are aliases: a subclass overrides one of them
+    """Another name for `backward`: override either one."""
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
