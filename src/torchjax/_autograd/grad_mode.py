@@ -60,6 +60,7 @@ class _DecoratorContextManager:
         return wrapper
 
     def clone(self):
+        """A new instance of the same context manager."""
         return type(self)()
 
 

@@ -331,7 +331,7 @@ class PReLU(Module):
 
     def reset_parameters(self) -> None:
         """Re-initializes PReLU's parameters in place, with the same scheme used at construction
-        (drawn from torchjax's global generator).
+        (the slope is refilled with `init`).
         """
         init.constant_(self.weight, self.init)
 

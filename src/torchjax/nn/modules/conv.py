@@ -76,6 +76,9 @@ class _ConvNd(Module):
         return pad
 
     def reset_parameters(self) -> None:
+        """Re-initializes the weight and bias in place with the scheme used at construction (random
+        draws use torchjax's global generator).
+        """
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)

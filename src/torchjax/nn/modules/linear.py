@@ -153,6 +153,8 @@ class LazyModuleMixin:
             f"initialize_parameters is not implemented for {self.__class__.__name__}")
 
     def has_uninitialized_params(self) -> bool:
+        """Whether any parameter or buffer is still uninitialized (waiting for the first forward).
+        """
         return any(is_lazy(t) for t in itertools.chain(self._parameters.values(),
                                                        self._buffers.values()))
 
@@ -183,7 +185,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def reset_parameters(self) -> None:
         """Re-initializes LazyLinear's parameters in place, with the same scheme used at
-        construction (drawn from torchjax's global generator).
+        construction (random draws use torchjax's global generator).
         """
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()

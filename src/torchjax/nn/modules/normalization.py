@@ -63,12 +63,18 @@ class _NormBase(Module):
         self.reset_parameters()
 
     def reset_running_stats(self) -> None:
+        """Resets the running mean to zeros, the running variance to ones and the batch count to
+        zero (if running stats are tracked).
+        """
         if self.track_running_stats:
             self.running_mean.zero_()
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
 
     def reset_parameters(self) -> None:
+        """Resets the running statistics and re-initializes the affine weight (ones) and bias
+        (zeros).
+        """
         self.reset_running_stats()
         _reset_affine(self, self.affine)
 
@@ -254,7 +260,7 @@ class LayerNorm(Module):
 
     def reset_parameters(self) -> None:
         """Re-initializes LayerNorm's parameters in place, with the same scheme used at
-        construction (drawn from torchjax's global generator).
+        construction (random draws use torchjax's global generator).
         """
         _reset_affine(self, self.elementwise_affine)
 
@@ -288,7 +294,7 @@ class GroupNorm(Module):
 
     def reset_parameters(self) -> None:
         """Re-initializes GroupNorm's parameters in place, with the same scheme used at
-        construction (drawn from torchjax's global generator).
+        construction (random draws use torchjax's global generator).
         """
         _reset_affine(self, self.affine)
 
@@ -344,7 +350,7 @@ class RMSNorm(Module):
 
     def reset_parameters(self) -> None:
         """Re-initializes RMSNorm's parameters in place, with the same scheme used at construction
-        (drawn from torchjax's global generator).
+        (the weight is refilled with ones).
         """
         if self.elementwise_affine:
             init.ones_(self.weight)

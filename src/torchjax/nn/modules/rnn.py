@@ -403,7 +403,7 @@ class RNNCellBase(Module):
 
     def reset_parameters(self) -> None:
         """Re-initializes RNNCellBase's parameters in place, with the same scheme used at
-        construction (drawn from torchjax's global generator).
+        construction (random draws use torchjax's global generator).
         """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():

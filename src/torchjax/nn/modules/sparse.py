@@ -35,6 +35,9 @@ def _check_pretrained(embeddings):
 
 class _EmbeddingBase(Module):
     def reset_parameters(self) -> None:
+        """Refills the weight from a standard normal (torchjax's global generator) and zeroes the
+        `padding_idx` row.
+        """
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
