@@ -28,7 +28,7 @@ class Generator:
         self._key = None
 
     def manual_seed(self, seed) -> Generator:
-        """Seeds the generator with `seed` (kept modulo 2**64) and restarts its stream; returns the
+        """Seeds the generator with `seed` (kept modulo `2**64`) and restarts its stream; returns the
         generator.
         """
         seed = int(seed)

@@ -89,10 +89,12 @@ class Bernoulli(ExponentialFamily):
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, computed once from `probs` when that was given."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success, computed once from `logits` when that was given."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property

@@ -88,10 +88,16 @@ class Categorical(Distribution):
 
     @lazy_property
     def logits(self):
+        """The normalized log-probabilities of the categories (log-softmax of what was given),
+        computed once.
+        """
         return probs_to_logits(self.probs)
 
     @lazy_property
     def probs(self):
+        """The probabilities of the categories, normalized to sum to 1, computed once from `logits`
+        when those were given.
+        """
         return logits_to_probs(self.logits)
 
     @property

@@ -156,21 +156,29 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def variance(self):
+        """The variance of each coordinate (the covariance diagonal), computed once."""
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         return (W.pow(2).sum(-1) + D).expand(tuple(self._batch_shape + self._event_shape))
 
     @lazy_property
     def scale_tril(self):
+        """The lower-triangular Cholesky factor of the covariance, computed once."""
         return _scale_tril(self._unbroadcasted_cov_factor,
                            self._unbroadcasted_cov_diag).expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self):
+        """The covariance matrix, with shape `batch_shape + (n, n)`, computed once. It equals
+        `cov_factor @ cov_factor.mT + diag(cov_diag)`.
+        """
         return _covariance(self._unbroadcasted_cov_factor,
                            self._unbroadcasted_cov_diag).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
+        """The precision matrix (inverse covariance), with shape `batch_shape + (n, n)`, computed
+        once.
+        """
         return _precision(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
                           self._capacitance_tril).expand(self._matrix_shape())
 

@@ -138,15 +138,20 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def scale_tril(self):
+        """The lower-triangular Cholesky factor of the covariance, computed once."""
         return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self):
+        """The covariance matrix, with shape `batch_shape + (n, n)`, computed once."""
         low = self._unbroadcasted_scale_tril
         return (low @ low.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
+        """The precision matrix (inverse covariance), with shape `batch_shape + (n, n)`, computed
+        once.
+        """
         return _cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property

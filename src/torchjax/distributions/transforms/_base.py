@@ -214,10 +214,12 @@ class ComposeTransform(Transform):
 
     @lazy_property
     def bijective(self):
+        """Whether every part is bijective."""
         return all(p.bijective for p in self.parts)
 
     @lazy_property
     def sign(self):
+        """The product of the parts' signs (for a chain of monotone elementwise transforms)."""
         s = 1
         for p in self.parts:
             s = s * p.sign
@@ -431,10 +433,12 @@ class CatTransform(Transform):
 
     @lazy_property
     def event_dim(self):
+        """The largest `event_dim` of the concatenated transforms."""
         return max(t.event_dim for t in self.transforms)
 
     @lazy_property
     def length(self):
+        """The total size along `dim`: the sum of `lengths`."""
         return sum(self.lengths)
 
     def with_cache(self, cache_size=1):

@@ -65,6 +65,7 @@ class PowerTransform(Transform):
 
     @lazy_property
     def sign(self):
+        """The sign of the exponent, elementwise: whether the power increases or decreases."""
         return self.exponent.sign()
 
     def __eq__(self, other):
