@@ -103,8 +103,8 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
-        """Applies the Bilinear layer to `input1`, `input2` (see the class description). Call the
-        module (`m(x)`), not `forward`, so hooks run.
+        """Applies the Bilinear layer to `input1` and `input2` (see the class description). Call
+        the module (`m(x)`), not `forward`, so hooks run.
         """
         return F.bilinear(input1, input2, self.weight, self.bias)
 

@@ -36,8 +36,8 @@ class L1Loss(_Loss):
     """Mean absolute error."""
 
     def forward(self, input, target):
-        """Computes the L1Loss loss from `input`, `target` and reduces it as `reduction` says. Call
-        the module, not `forward`, so hooks run.
+        """Computes L1Loss from `input` and `target`, reduced as `reduction` says. Call the module,
+        not `forward`, so hooks run.
         """
         return F.l1_loss(input, target, reduction=self.reduction)
 
@@ -46,8 +46,8 @@ class MSELoss(_Loss):
     """Mean squared error."""
 
     def forward(self, input, target):
-        """Computes the MSELoss loss from `input`, `target` and reduces it as `reduction` says.
-        Call the module, not `forward`, so hooks run.
+        """Computes MSELoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
         """
         return F.mse_loss(input, target, reduction=self.reduction)
 
@@ -61,8 +61,8 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input, target):
-        """Computes the SmoothL1Loss loss from `input`, `target` and reduces it as `reduction`
-        says. Call the module, not `forward`, so hooks run.
+        """Computes SmoothL1Loss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
         """
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
@@ -77,8 +77,8 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target):
-        """Computes the HuberLoss loss from `input`, `target` and reduces it as `reduction` says.
-        Call the module, not `forward`, so hooks run.
+        """Computes HuberLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
         """
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
@@ -92,8 +92,8 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        """Computes the NLLLoss loss from `input`, `target` and reduces it as `reduction` says.
-        Call the module, not `forward`, so hooks run.
+        """Computes NLLLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
         """
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
@@ -120,8 +120,8 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
-        """Computes the CrossEntropyLoss loss from `input`, `target` and reduces it as `reduction`
-        says. Call the module, not `forward`, so hooks run.
+        """Computes CrossEntropyLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
         """
         return F.cross_entropy(input, target, weight=self.weight,
                                ignore_index=self.ignore_index, reduction=self.reduction,
@@ -132,8 +132,8 @@ class BCELoss(_WeightedLoss):
     """Binary cross entropy of probabilities."""
 
     def forward(self, input, target):
-        """Computes the BCELoss loss from `input`, `target` and reduces it as `reduction` says.
-        Call the module, not `forward`, so hooks run.
+        """Computes BCELoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
         """
         return F.binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction)
@@ -149,8 +149,8 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        """Computes the BCEWithLogitsLoss loss from `input`, `target` and reduces it as `reduction`
-        says. Call the module, not `forward`, so hooks run.
+        """Computes BCEWithLogitsLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
         """
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
@@ -166,8 +166,8 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input, target):
-        """Computes the KLDivLoss loss from `input`, `target` and reduces it as `reduction` says.
-        Call the module, not `forward`, so hooks run.
+        """Computes KLDivLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
         """
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
@@ -183,8 +183,8 @@ class PoissonNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, log_input, target):
-        """Computes the PoissonNLLLoss loss from `log_input`, `target` and reduces it as
-        `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes PoissonNLLLoss from `log_input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
         """
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
                                   eps=self.eps, reduction=self.reduction)
@@ -199,8 +199,8 @@ class GaussianNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, input, target, var):
-        """Computes the GaussianNLLLoss loss from `input`, `target`, `var` and reduces it as
-        `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes GaussianNLLLoss from `input`, `target` and `var`, reduced as `reduction` says.
+        Call the module, not `forward`, so hooks run.
         """
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
                                    reduction=self.reduction)
@@ -215,8 +215,8 @@ class HingeEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input, target):
-        """Computes the HingeEmbeddingLoss loss from `input`, `target` and reduces it as
-        `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes HingeEmbeddingLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
         """
         return F.hinge_embedding_loss(input, target, margin=self.margin,
                                       reduction=self.reduction)
@@ -226,8 +226,8 @@ class MultiLabelMarginLoss(_Loss):
     """Multi-label hinge loss against lists of class indices."""
 
     def forward(self, input, target):
-        """Computes the MultiLabelMarginLoss loss from `input`, `target` and reduces it as
-        `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes MultiLabelMarginLoss from `input` and `target`, reduced as `reduction` says.
+        Call the module, not `forward`, so hooks run.
         """
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
@@ -236,8 +236,8 @@ class SoftMarginLoss(_Loss):
     """Two-class logistic loss."""
 
     def forward(self, input, target):
-        """Computes the SoftMarginLoss loss from `input`, `target` and reduces it as `reduction`
-        says. Call the module, not `forward`, so hooks run.
+        """Computes SoftMarginLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
         """
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
@@ -246,8 +246,8 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     """Multi-label one-versus-all logistic loss."""
 
     def forward(self, input, target):
-        """Computes the MultiLabelSoftMarginLoss loss from `input`, `target` and reduces it as
-        `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes MultiLabelSoftMarginLoss from `input` and `target`, reduced as `reduction`
+        says. Call the module, not `forward`, so hooks run.
         """
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
                                              reduction=self.reduction)
@@ -262,8 +262,8 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
-        """Computes the CosineEmbeddingLoss loss from `input1`, `input2`, `target` and reduces it
-        as `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes CosineEmbeddingLoss from `input1`, `input2` and `target`, reduced as
+        `reduction` says. Call the module, not `forward`, so hooks run.
         """
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
                                        reduction=self.reduction)
@@ -278,8 +278,8 @@ class MarginRankingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
-        """Computes the MarginRankingLoss loss from `input1`, `input2`, `target` and reduces it as
-        `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes MarginRankingLoss from `input1`, `input2` and `target`, reduced as `reduction`
+        says. Call the module, not `forward`, so hooks run.
         """
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
                                      reduction=self.reduction)
@@ -300,8 +300,8 @@ class MultiMarginLoss(_WeightedLoss):
         self.margin = margin
 
     def forward(self, input, target):
-        """Computes the MultiMarginLoss loss from `input`, `target` and reduces it as `reduction`
-        says. Call the module, not `forward`, so hooks run.
+        """Computes MultiMarginLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
         """
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
                                    weight=self.weight, reduction=self.reduction)
@@ -322,8 +322,8 @@ class TripletMarginLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
-        """Computes the TripletMarginLoss loss from `anchor`, `positive`, `negative` and reduces it
-        as `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes TripletMarginLoss from `anchor`, `positive` and `negative`, reduced as
+        `reduction` says. Call the module, not `forward`, so hooks run.
         """
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
@@ -344,8 +344,8 @@ class TripletMarginWithDistanceLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
-        """Computes the TripletMarginWithDistanceLoss loss from `anchor`, `positive`, `negative`
-        and reduces it as `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes TripletMarginWithDistanceLoss from `anchor`, `positive` and `negative`, reduced
+        as `reduction` says. Call the module, not `forward`, so hooks run.
         """
         return F.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
@@ -361,8 +361,8 @@ class CTCLoss(_Loss):
         self.zero_infinity = zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
-        """Computes the CTCLoss loss from `log_probs`, `targets`, `input_lengths`, `target_lengths`
-        and reduces it as `reduction` says. Call the module, not `forward`, so hooks run.
+        """Computes CTCLoss from `log_probs`, `targets`, `input_lengths` and `target_lengths`,
+        reduced as `reduction` says. Call the module, not `forward`, so hooks run.
         """
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)

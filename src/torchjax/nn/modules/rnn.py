@@ -488,7 +488,7 @@ class LSTMCell(RNNCellBase):
                          dtype=dtype)
 
     def forward(self, input, hx=None):
-        """Applies the LSTMCell layer to `input`, `hx` (see the class description). Call the module
+        """Applies the LSTMCell layer to `input` (see the class description). Call the module
         (`m(x)`), not `forward`, so hooks run.
         """
         states = () if hx is None else tuple((f"hx[{i}]", h) for i, h in enumerate(hx))

@@ -126,8 +126,8 @@ class EmbeddingBag(_EmbeddingBase):
         self.include_last_offset = include_last_offset
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        """Applies the EmbeddingBag layer to `input`, `offsets`, `per_sample_weights` (see the
-        class description). Call the module (`m(x)`), not `forward`, so hooks run.
+        """Applies the EmbeddingBag layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
         """
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq, self.mode, self.sparse,

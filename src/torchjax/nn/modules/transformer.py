@@ -92,10 +92,8 @@ class Transformer(Module):
                 src_key_padding_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
-        """Applies the Transformer layer to `src`, `tgt`, `src_mask`, `tgt_mask`, `memory_mask`,
-        `src_key_padding_mask`, `tgt_key_padding_mask`, `memory_key_padding_mask`,
-        `src_is_causal`, `tgt_is_causal`, `memory_is_causal` (see the class description). Call
-        the module (`m(x)`), not `forward`, so hooks run.
+        """Applies the Transformer layer to `src` and `tgt` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
         """
         is_batched = src.dim() == 3
         batch_dim = 0 if self.batch_first else 1
@@ -168,9 +166,8 @@ class TransformerEncoder(Module):
             self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
-        """Applies the TransformerEncoder layer to `src`, `mask`, `src_key_padding_mask`,
-        `is_causal` (see the class description). Call the module (`m(x)`), not `forward`, so
-        hooks run.
+        """Applies the TransformerEncoder layer to `src` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
         """
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(mask), "mask", src.dtype)
@@ -199,9 +196,8 @@ class TransformerDecoder(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
-        """Applies the TransformerDecoder layer to `tgt`, `memory`, `tgt_mask`, `memory_mask`,
-        `tgt_key_padding_mask`, `memory_key_padding_mask`, `tgt_is_causal`, `memory_is_causal`
-        (see the class description). Call the module (`m(x)`), not `forward`, so hooks run.
+        """Applies the TransformerDecoder layer to `tgt` and `memory` (see the class description).
+        Call the module (`m(x)`), not `forward`, so hooks run.
         """
         seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
@@ -249,9 +245,8 @@ class TransformerEncoderLayer(Module):
         self.activation = activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        """Applies the TransformerEncoderLayer layer to `src`, `src_mask`, `src_key_padding_mask`,
-        `is_causal` (see the class description). Call the module (`m(x)`), not `forward`, so
-        hooks run.
+        """Applies the TransformerEncoderLayer layer to `src` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
         """
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(src_mask), "src_mask", src.dtype)
@@ -305,9 +300,8 @@ class TransformerDecoderLayer(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
-        """Applies the TransformerDecoderLayer layer to `tgt`, `memory`, `tgt_mask`, `memory_mask`,
-        `tgt_key_padding_mask`, `memory_key_padding_mask`, `tgt_is_causal`, `memory_is_causal`
-        (see the class description). Call the module (`m(x)`), not `forward`, so hooks run.
+        """Applies the TransformerDecoderLayer layer to `tgt` and `memory` (see the class
+        description). Call the module (`m(x)`), not `forward`, so hooks run.
         """
         x = tgt
         if self.norm_first:
