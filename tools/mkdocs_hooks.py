@@ -240,8 +240,13 @@ def _api_table(namespace: str) -> str:
         label = f"`{name}`"
         if name in present:
             label = f"[{label}]({_pytorch_url(namespace, name)})"
-        summary = _summary(value) if group != "other" else f"a `{type(value).__name__}`"
-        rows[group].append(f"| {label} | {_cell(sig)} | {_cell(summary) if group != 'other' else summary} |")
+        if isinstance(value, property) and _summary(value):  # Tensor's properties: their doc
+            summary = _cell(_summary(value))
+        elif group != "other":
+            summary = _cell(_summary(value))
+        else:
+            summary = f"a `{type(value).__name__}`"
+        rows[group].append(f"| {label} | {_cell(sig)} | {summary} |")
     out = []
     titles = {"class": "Classes", "function": "Methods" if namespace == "torchjax.Tensor"
               else "Functions", "other": "Other names"}

@@ -30,6 +30,7 @@ class RemovableHandle:
         self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict or ())
 
     def remove(self) -> None:
+        """Unregisters the hook this handle was returned for; removing twice is harmless."""
         for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
             d = ref()
             if d is not None:

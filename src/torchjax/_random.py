@@ -28,6 +28,9 @@ class Generator:
         self._key = None
 
     def manual_seed(self, seed) -> Generator:
+        """Seeds the generator with `seed` (kept modulo `2**64`) and restarts its stream; returns the
+        generator.
+        """
         seed = int(seed)
         self._seed = seed & 0xFFFF_FFFF_FFFF_FFFF
         self._offset = 0
@@ -35,19 +38,25 @@ class Generator:
         return self
 
     def seed(self) -> int:
+        """Seeds the generator from the clock and returns the seed used."""
         s = int(time.time_ns()) & 0xFFFF_FFFF_FFFF
         self.manual_seed(s)
         return s
 
     def initial_seed(self) -> int:
+        """The seed the generator was last seeded with."""
         return self._seed
 
     def get_state(self):
+        """The generator's state (seed and position in the stream) as a uint8 tensor of 16 bytes,
+        for `set_state`.
+        """
         from ._tensor import Tensor
         raw = np.array([self._seed, self._offset], dtype=np.uint64).view(np.uint8)
         return Tensor._wrap(jax.numpy.asarray(raw))
 
     def set_state(self, state) -> Generator:
+        """Restores a state returned by `get_state`; returns the generator."""
         raw = np.asarray(state.numpy() if hasattr(state, "numpy") else state, dtype=np.uint8)
         if raw.size != 16:
             raise RuntimeError("RNG state must be a torch.ByteTensor of 16 bytes")

@@ -32,6 +32,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self) -> int:
+        """The number of elements a tensor of this shape has (the product of the sizes)."""
         n = 1
         for d in self:
             n *= d
@@ -98,23 +99,30 @@ class Tensor(_Conversions):
 
     @property
     def shape(self) -> Size:
+        """The size of each dimension, as a `torchjax.Size` (a tuple subclass)."""
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
+        """The shape as a `torchjax.Size`, or the size of dimension `dim` (negative counts from the
+        end) as an int.
+        """
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
+        """The number of dimensions (`ndimension` is another name for it)."""
         return self._data.ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements (`nelement` is another name for it)."""
         return int(np.prod(self._data.shape, dtype=np.int64))
 
     nelement = numel
@@ -153,14 +161,19 @@ class Tensor(_Conversions):
 
     @property
     def H(self) -> Tensor:
+        """The conjugate transpose of a 2-D tensor (the plain transpose for real tensors)."""
         return self.T.conj() if self.is_complex() else self.T
 
     @property
     def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dimensions (for batches of matrices)."""
         return self.mT.conj() if self.is_complex() else self.mT
 
     @property
     def dtype(self) -> _dtypes.dtype:
+        """The element type, a `torchjax.dtype`; an int64 tensor kept as int32 on an accelerator
+        (see the x64 notes) still reports int64.
+        """
         d = _dtypes.from_jax(self._data.dtype)
         if d is _dtypes.int32 and _DEVICE_DTYPES.on:  # a long stored as int32 (_device_dtypes)
             return _device_dtypes.reported(self, d)
@@ -168,10 +181,12 @@ class Tensor(_Conversions):
 
     @property
     def device(self) -> _device.device:
+        """The device the wrapped jax.Array lives on, as a `torchjax.device`."""
         return _device.device_of(self._data)
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor is on a CUDA (GPU) device."""
         return self.device.type == "cuda"
 
     @property
@@ -181,35 +196,46 @@ class Tensor(_Conversions):
 
     @property
     def layout(self):
+        """Always `torchjax.strided` for a dense tensor (sparse COO tensors are their own class).
+        """
         from ._layout import strided
         return strided
 
     @property
     def is_cpu(self) -> bool:
+        """Whether the tensor is on the CPU."""
         return self.device.type == "cpu"
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point type."""
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
+        """Whether the dtype is a complex type."""
         return self.dtype.is_complex
 
     # the reported dtype's sizes, as PyTorch/XLA's 32-bit longs still report 8 bytes
     @property
     def itemsize(self) -> int:
+        """Bytes per element of the reported dtype (8 for int64 even where it is stored as int32).
+        """
         return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        """Bytes the elements take at the reported dtype: `numel() * itemsize`."""
         return self.numel() * self.dtype.itemsize
 
     def is_signed(self) -> bool:
+        """Whether the dtype is signed."""
         return self.dtype.is_signed
 
     def is_same_size(self, other) -> bool:
+        """Whether `other` has the same shape as this tensor."""
         return tuple(self._data.shape) == tuple(other._data.shape)
 
     def element_size(self) -> int:
+        """Bytes per element of the reported dtype, as `itemsize`."""
         return self.dtype.itemsize
 
     @property
@@ -224,6 +250,9 @@ class Tensor(_Conversions):
 
     @property
     def is_leaf(self) -> bool:
+        """Whether the tensor is a leaf of the autograd graph: made by the user (or by an op with
+        no grad-requiring input), so it has no `grad_fn`.
+        """
         return self._grad_fn is None
 
     @property
@@ -242,6 +271,9 @@ class Tensor(_Conversions):
 
     @property
     def requires_grad(self) -> bool:
+        """Whether autograd records operations on this tensor; settable on leaves (floating or
+        complex dtypes only).
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -260,15 +292,20 @@ class Tensor(_Conversions):
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Sets `requires_grad` in place (True by default) and returns the tensor."""
         self.requires_grad = requires_grad
         return self
 
     @property
     def grad_fn(self):
+        """The autograd node that made this tensor, or None for a leaf."""
         return self._grad_fn
 
     @property
     def grad(self):
+        """The gradient accumulated into this tensor by `backward` (None until then); reading it on
+        a non-leaf that does not retain its gradient warns, as in PyTorch.
+        """
         if self._grad_fn is not None and not self._retains_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
@@ -295,6 +332,9 @@ class Tensor(_Conversions):
         self._grad = None
 
     def retain_grad(self) -> None:
+        """Makes a non-leaf tensor keep its gradient in `.grad` during backward (a no-op on
+        leaves).
+        """
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
@@ -307,6 +347,7 @@ class Tensor(_Conversions):
 
     @property
     def retains_grad(self) -> bool:
+        """Whether `retain_grad()` was called on this non-leaf tensor."""
         return self._retains_grad
 
     def _store_grad(self, ct) -> None:
@@ -351,6 +392,9 @@ class Tensor(_Conversions):
         return handle
 
     def register_post_accumulate_grad_hook(self, hook):
+        """Registers `hook(tensor)`, called on a leaf after a gradient has been added into its
+        `.grad`; returns a handle whose `remove()` unregisters it.
+        """
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
@@ -368,6 +412,9 @@ class Tensor(_Conversions):
     def data(self) -> Tensor:
         # Shares values with self (a write to either is seen by the other) but not autograd
         # history or the version counter, as in PyTorch.
+        """The same values without the autograd history: writes through either are seen by both,
+        but `.data` shares no version counter, so autograd cannot detect them.
+        """
         return _no_grad_alias(self, share_version=False)
 
     @data.setter
@@ -379,9 +426,15 @@ class Tensor(_Conversions):
         self._refresh_views()
 
     def detach(self) -> Tensor:
+        """A tensor sharing this one's values with no autograd history (`requires_grad` False);
+        in-place changes to either are seen by both and tracked by the shared version counter.
+        """
         return _no_grad_alias(self, share_version=True)
 
     def detach_(self) -> Tensor:
+        """Detaches this tensor from the graph in place (it becomes a leaf without `requires_grad`)
+        and returns it; not allowed on a view.
+        """
         if self._base is not None and self._grad_fn is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
@@ -390,15 +443,24 @@ class Tensor(_Conversions):
         return self
 
     def stride(self, dim: int | None = None):
+        """The strides PyTorch would report, or the stride of dimension `dim`; torchjax tracks them
+        for views (XLA's arrays have no strides of their own).
+        """
         strides = _strides.of(self)[0]
         if dim is None:
             return strides
         return strides[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
+        """The offset, in elements, of this view's first element in its base's storage, as PyTorch
+        would report it.
+        """
         return _strides.of(self)[1]
 
     def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the tracked strides are those of a contiguous tensor in `memory_format`
+        (row-major by default).
+        """
         if self._layout is None:
             return memory_format in (None, _memory_format.contiguous_format) or \
                 _strides.is_contiguous(self._data.shape, _strides.contiguous_strides(
@@ -406,6 +468,7 @@ class Tensor(_Conversions):
         return _strides.is_contiguous(self._data.shape, self.stride(), memory_format)
 
     def is_non_overlapping_and_dense(self) -> bool:
+        """Whether the tracked strides cover a block of memory without gaps or overlaps."""
         return _strides.non_overlapping_and_dense(self._data.shape, self.stride())
 
     def contiguous(self, memory_format=_memory_format.contiguous_format) -> Tensor:
@@ -460,6 +523,9 @@ class Tensor(_Conversions):
     # (the ones that reshape first run an op: in torchjax's x64 scope, an int64 stays int64)
 
     def item(self):
+        """The value of a one-element tensor as a Python number; this waits for the computation and
+        copies the value to the host.
+        """
         d = self._data
         if d.__class__ is _ArrayImpl and d.size == 1:
             # the common case, outside the x64 scope: reading a buffer does not depend on
@@ -482,6 +548,7 @@ class Tensor(_Conversions):
         return self._data.item()
 
     def tolist(self):
+        """The values as (nested) Python lists of numbers; this copies them to the host."""
         if _meta.is_meta(self._data):
             raise _meta.no_data_error()
         return np.asarray(self._data).tolist()
@@ -554,6 +621,9 @@ class Tensor(_Conversions):
         return self
 
     def is_shared(self) -> bool:
+        """Always False: XLA owns the buffer and torchjax has no shared memory (see
+        `share_memory_`).
+        """
         return False
 
     def __reduce_ex__(self, proto):

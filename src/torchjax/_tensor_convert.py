@@ -62,49 +62,64 @@ class _Conversions:
         return t
 
     def cpu(self) -> _Conversions:
+        """A copy on the CPU (self if already there)."""
         return self.to("cpu")
 
     def cuda(self, device=None) -> _Conversions:
+        """A copy on a CUDA device: `device` (an index or a device), or the default one."""
         return self.to("cuda" if device is None else _device.device("cuda", device)
                        if isinstance(device, int) else device)
 
     def float(self) -> _Conversions:
+        """This tensor cast to float32 (self if it already is)."""
         return self.to(_dtypes.float32)
 
     def double(self) -> _Conversions:
+        """This tensor cast to float64 (self if it already is)."""
         return self.to(_dtypes.float64)
 
     def half(self) -> _Conversions:
+        """This tensor cast to float16 (self if it already is)."""
         return self.to(_dtypes.float16)
 
     def bfloat16(self) -> _Conversions:
+        """This tensor cast to bfloat16 (self if it already is)."""
         return self.to(_dtypes.bfloat16)
 
     def long(self) -> _Conversions:
+        """This tensor cast to int64 (self if it already is)."""
         return self.to(_dtypes.int64)
 
     def int(self) -> _Conversions:
+        """This tensor cast to int32 (self if it already is)."""
         return self.to(_dtypes.int32)
 
     def short(self) -> _Conversions:
+        """This tensor cast to int16 (self if it already is)."""
         return self.to(_dtypes.int16)
 
     def char(self) -> _Conversions:
+        """This tensor cast to int8 (self if it already is)."""
         return self.to(_dtypes.int8)
 
     def byte(self) -> _Conversions:
+        """This tensor cast to uint8 (self if it already is)."""
         return self.to(_dtypes.uint8)
 
     def bool(self) -> _Conversions:
+        """This tensor cast to bool (self if it already is)."""
         return self.to(_dtypes.bool)
 
     def cfloat(self) -> _Conversions:
+        """This tensor cast to complex64 (self if it already is)."""
         return self.to(_dtypes.complex64)
 
     def cdouble(self) -> _Conversions:
+        """This tensor cast to complex128 (self if it already is)."""
         return self.to(_dtypes.complex128)
 
     def type_as(self, other: _Conversions) -> _Conversions:
+        """This tensor cast to the dtype of `other`."""
         return self.to(other.dtype)
 
     def new(self, *args, **kwargs):
@@ -122,29 +137,41 @@ class _Conversions:
         return self
 
     def is_pinned(self, device=None) -> bool:
+        """Always False: JAX moves arrays between host and device itself, with no pinned memory."""
         return False
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> _Conversions:
+        """A new tensor holding a copy of `data`, with this tensor's dtype and device unless given.
+        """
         from ._creation import tensor
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                       requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> _Conversions:
+        """A tensor of zeros of the given size, with this tensor's dtype and device unless given.
+        """
         from ._creation import zeros
         return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                      requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> _Conversions:
+        """A tensor of ones of the given size, with this tensor's dtype and device unless given."""
         from ._creation import ones
         return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        """A tensor of the given size filled with `fill_value`, with this tensor's dtype and device
+        unless given.
+        """
         from ._creation import full
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> _Conversions:
+        """A tensor of the given size with this tensor's dtype and device unless given; XLA has no
+        uninitialised memory, so it holds zeros.
+        """
         return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 

@@ -91,6 +91,7 @@ class ProcessContext:
         self.error_queues = error_queues
 
     def pids(self) -> list:
+        """The process ids of the spawned processes."""
         return [p.pid for p in self.processes]
 
     def join(self, timeout: float | None = None) -> bool:

@@ -119,9 +119,12 @@ class FunctionEvent:
         self.child_ns = 0
         self.count = 1
 
-    key = property(lambda self: self.name)
-    cpu_time_total = property(lambda self: (self.end_ns - self.start_ns) / 1e3)
-    self_cpu_time_total = property(lambda self: (self.end_ns - self.start_ns - self.child_ns) / 1e3)
+    key = property(lambda self: self.name, doc="The name events are grouped by.")
+    cpu_time_total = property(lambda self: (self.end_ns - self.start_ns) / 1e3,
+                              doc="Host time from start to end, in microseconds.")
+    self_cpu_time_total = property(
+        lambda self: (self.end_ns - self.start_ns - self.child_ns) / 1e3,
+        doc="Host time in microseconds, not counting nested events.")
     cpu_time = cpu_time_total
     device_time_total = cuda_time_total = self_device_time_total = self_cuda_time_total = 0.0
 
@@ -139,6 +142,7 @@ class FunctionEventAvg:
         self.self_cpu_time_total = 0.0
 
     def add(self, event) -> FunctionEventAvg:
+        """Adds the count and times of `event` to this average; returns it."""
         self.count += event.count
         self.cpu_time_total += event.cpu_time_total
         self.self_cpu_time_total += event.self_cpu_time_total
@@ -146,6 +150,7 @@ class FunctionEventAvg:
 
     @property
     def cpu_time(self) -> float:
+        """The mean host time per call, in microseconds."""
         return self.cpu_time_total / max(self.count, 1)
 
     device_time_total = cuda_time_total = self_device_time_total = self_cuda_time_total = 0.0
@@ -175,12 +180,16 @@ class EventList(list):
     """Recorded events (or their key_averages), with table() and export_chrome_trace()."""
 
     def key_averages(self) -> EventList:
+        """The events grouped by name, one FunctionEventAvg per name with its count and summed
+        times.
+        """
         averages: dict = {}
         for event in self:
             averages.setdefault(event.key, FunctionEventAvg(event.key)).add(event)
         return EventList(averages.values())
 
     def total_average(self) -> FunctionEventAvg:
+        """One FunctionEventAvg summing every event."""
         total = FunctionEventAvg("Total")
         for event in self:
             total.add(event)
@@ -188,6 +197,7 @@ class EventList(list):
 
     @property
     def self_cpu_time_total(self) -> float:
+        """The summed self time of the events, in microseconds."""
         return sum(e.self_cpu_time_total for e in self)
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,
@@ -216,6 +226,9 @@ class EventList(list):
         return "\n".join(row.rstrip() for row in out) + "\n"
 
     def export_chrome_trace(self, path: str) -> None:
+        """Writes the events to `path` as a Chrome trace (JSON, gzipped if the name ends in .gz),
+        viewable in Perfetto or chrome://tracing.
+        """
         import gzip
         import json
         events = [{"name": e.name, "ph": "X", "cat": "user_annotation", "pid": os.getpid(),
@@ -332,6 +345,7 @@ class profile:
             self._step_event = None
 
     def start(self) -> None:
+        """Starts profiling (what entering the `with` block does)."""
         self._set_action(self._action_at(self.step_num))
         if self.schedule is not None and self.current_action in _RECORDING:
             self._step_event = _open(f"ProfilerStep#{self.step_num}")
@@ -348,6 +362,9 @@ class profile:
             self._step_event = _open(f"ProfilerStep#{self.step_num}")
 
     def stop(self) -> None:
+        """Stops profiling and, if recording, hands the trace to `on_trace_ready` (what leaving the
+        `with` block does).
+        """
         self._close_step()
         if self.current_action in _RECORDING:
             self._save_trace()
@@ -375,9 +392,15 @@ class profile:
         self._trace.export_chrome_trace(path)
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Not supported: torchjax records no stacks, so this raises NotImplementedError; use
+        `export_chrome_trace`.
+        """
         raise NotImplementedError("torch.profiler.profile.export_stacks is not supported by "
                                   "torchjax: no stacks are recorded (use export_chrome_trace)")
 
     @property
     def self_cpu_time_total(self) -> float:
+        """The total host time in microseconds spent in the recorded events, not counting their
+        children.
+        """
         return self._trace.self_cpu_time_total

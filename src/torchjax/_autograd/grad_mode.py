@@ -60,6 +60,7 @@ class _DecoratorContextManager:
         return wrapper
 
     def clone(self):
+        """A new instance of the same context manager."""
         return type(self)()
 
 
@@ -118,6 +119,7 @@ class set_grad_enabled(_DecoratorContextManager):
         STATE.grad_enabled = self._prev
 
     def clone(self):
+        """A new context manager with the same mode."""
         return type(self)(self.mode)
 
     def __call__(self, func):
@@ -147,4 +149,5 @@ class inference_mode(_DecoratorContextManager):
         STATE.grad_enabled, STATE.inference = self._prev
 
     def clone(self):
+        """A new context manager with the same mode."""
         return type(self)(self.mode)

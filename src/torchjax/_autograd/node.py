@@ -45,16 +45,23 @@ class Node:
             anomaly.remember(self)
 
     def name(self) -> str:
+        """The node's name as PyTorch reports it, e.g. `MulBackward0`."""
         n = type(self).__name__
         # PyTorch's C++-defined nodes (not generated per op) report their namespace
         return "torch::autograd::" + n if n in _CPP_NODES else n
 
     @property
     def next_functions(self):
+        """One (node, input index) pair per input of the op, leading to the next nodes of the
+        graph; (None, 0) for inputs that need no gradient.
+        """
         return tuple(e if e is not None else (None, 0) for e in self._edges)
 
     @property
     def metadata(self) -> dict:
+        """A dict for user data on the node; torchjax keeps none, so each access gives a new empty
+        dict.
+        """
         return {}
 
     def register_hook(self, fn):
@@ -99,6 +106,9 @@ class Node:
         return [None if g is None else Tensor._wrap(g) for g in grads]
 
     def release(self):
+        """Frees the tensors this node saved for backward (as a backward without `retain_graph`
+        does); a later backward through it raises.
+        """
         if self._has_saved:
             self._saved = None
             self._released = True

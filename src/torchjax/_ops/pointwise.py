@@ -413,11 +413,13 @@ def clamp(input, min=None, max=None):
 
 @op(tensors=("input", "min"), inplace=True, grad=numbered("ClampMin", {"s": 0, "t": 1}, "min"))
 def clamp_min(input, min):
+    """Raises every element below `min` to `min` (clamp with a lower bound only)."""
     return jnp.where(input < min, min, input)
 
 
 @op(tensors=("input", "max"), inplace=True, grad=numbered("ClampMax", {"s": 0, "t": 1}, "max"))
 def clamp_max(input, max):
+    """Lowers every element above `max` to `max` (clamp with an upper bound only)."""
     return jnp.where(input > max, max, input)
 
 
@@ -543,6 +545,7 @@ _logical("logical_xor", jnp.logical_xor)
 
 @op(promote="none", inplace=True, differentiable=False)
 def logical_not(input):
+    """Elementwise NOT, treating zero as False and anything else as True."""
     return jnp.logical_not(input)
 
 
@@ -554,6 +557,8 @@ def _bitwise(name, f, dunder, rdunder):
         return f(input, other)
 
     fn.__name__ = name
+    fn.__doc__ = (f"Elementwise {name.split('_')[1].upper()} of the bits of two integer or bool "
+                  "tensors, with broadcasting.")
     op(name=name, tensors=_BIN, inplace=True, differentiable=False, dunders=(dunder,),
        rdunders=(rdunder,))(fn)
 
@@ -565,6 +570,7 @@ _bitwise("bitwise_xor", jnp.bitwise_xor, "__xor__", "__rxor__")
 
 @op(inplace=True, differentiable=False, dunders=("__invert__",))
 def bitwise_not(input):
+    """Elementwise bitwise NOT of an integer or bool tensor (`~x`)."""
     if jnp.issubdtype(input.dtype, jnp.inexact):
         raise NotImplementedError(
             f"\"bitwise_not_cpu\" not implemented for '{_type_name(input.dtype)}'")

@@ -70,6 +70,7 @@ class GradScaler:
         self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
 
     def is_enabled(self) -> bool:
+        """Whether the scaler is active (False makes every method a no-op)."""
         return self._enabled
 
     def _check_scale_growth_tracker(self, funcname: str):
@@ -213,26 +214,35 @@ class GradScaler:
         tracker.copy_(where(found | grow, 0, successful).to(_dtypes.int32))
 
     def get_scale(self) -> float:
+        """The current loss scale as a Python float (1.0 when disabled)."""
         if not self._enabled:
             return 1.0
         return self._init_scale if self._scale is None else self._scale.item()
 
     def get_growth_factor(self) -> float:
+        """The factor the scale is multiplied by after `growth_interval` steps without inf/NaN
+        gradients.
+        """
         return self._growth_factor
 
     def set_growth_factor(self, new_factor: float) -> None:
+        """Sets the growth factor to `new_factor`."""
         self._growth_factor = new_factor
 
     def get_backoff_factor(self) -> float:
+        """The factor the scale is multiplied by when a step finds inf/NaN gradients."""
         return self._backoff_factor
 
     def set_backoff_factor(self, new_factor: float) -> None:
+        """Sets the backoff factor to `new_factor`."""
         self._backoff_factor = new_factor
 
     def get_growth_interval(self) -> int:
+        """How many consecutive steps without inf/NaN gradients it takes to grow the scale."""
         return self._growth_interval
 
     def set_growth_interval(self, new_interval: int) -> None:
+        """Sets the growth interval to `new_interval`."""
         self._growth_interval = new_interval
 
     def _get_growth_tracker(self) -> int:
@@ -252,6 +262,9 @@ class GradScaler:
                 "_growth_tracker": self._get_growth_tracker()}
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restores the scale and its settings from a dict made by `state_dict`; does nothing when
+        disabled.
+        """
         if not self._enabled:
             return
         if len(state_dict) == 0:

@@ -19,6 +19,7 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
+        """Saves tensors for `jvp` (forward-mode AD), to be read back from `ctx.saved_tensors`."""
         for t in tensors:
             if not (isinstance(t, Tensor) or t is None):
                 raise AssertionError("save_for_forward expects all arguments to be tensors; you "
@@ -38,6 +39,9 @@ class FunctionCtx:
         self.materialize_grads = value
 
     def mark_shared_storage(self, *pairs):
+        """Deprecated and does nothing except warn; tensors sharing storage are tracked
+        automatically.
+        """
         warnings.warn("`mark_shared_storage` is deprecated. Tensors with shared storages are "
                       "automatically tracked. Note that calls to `set_()` are not tracked",
                       FutureWarning, stacklevel=2)

@@ -49,23 +49,36 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def forward(*args, **kwargs):
+        """Override with the computation; it runs with autograd off. With `setup_context`, its
+        arguments are just the inputs; otherwise the first is `ctx`.
+        """
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
 
     @staticmethod
     def setup_context(ctx, inputs, output):
+        """Override to save what backward needs on `ctx`, given the forward inputs and output; this
+        lets `forward` omit `ctx` (and makes the Function usable with torchjax.func transforms).
+        """
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """Override with the gradient formula: given `ctx` and one gradient per output, return one
+        gradient per input of `forward` (None where there is none).
+        """
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward "
                                   "mode AD.")
 
     vjp = backward  # the two names are aliases: a subclass overrides one of them
+    """Another name for `backward`: override either one."""
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
+        """Override for forward-mode AD: given `ctx` and one tangent per input, return one tangent
+        per output.
+        """
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
@@ -76,11 +89,18 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def vmap(info, in_dims, *args):
+        """Override to say how the Function batches under `torchjax.func.vmap`: given the batch
+        dimensions of the inputs, return the outputs and their batch dimensions (or set
+        `generate_vmap_rule = True`).
+        """
         raise NotImplementedError("To use autograd.Function with vmap, you must either override "
                                   "the vmap staticmethod or set generate_vmap_rule=True.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Runs the Function on the inputs and records it in the autograd graph, so its backward is
+        used; call this, never `forward` directly.
+        """
         new_style = cls.setup_context is not Function.setup_context
         if new_style:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)

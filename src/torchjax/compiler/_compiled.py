@@ -76,6 +76,8 @@ class CompiledFunction:
 
     @property
     def programs(self) -> list:
+        """The XLA programs compiled so far for this function (eager fallbacks are not included).
+        """
         return [p for p in self._programs.values() if p is not _EAGER]
 
     @property
@@ -293,6 +295,7 @@ class CompiledFunction:
         return best
 
     def reset(self) -> None:
+        """Drops every compiled program and guard, so the next call traces and compiles again."""
         self._guard = self._walked = None
         self._programs.clear()
         self._last_key = None

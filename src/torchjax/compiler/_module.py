@@ -19,6 +19,9 @@ class OptimizedModule(Module):
             mod, name=type(mod).__name__, **options))
 
     def forward(self, *args, **kwargs):
+        """Runs the wrapped module through its compiled program (tracing and compiling on the first
+        call for new input shapes).
+        """
         return self._compiled(*args, **kwargs)
 
     def __getattr__(self, name):

@@ -59,9 +59,15 @@ class Work:
     """What async_op=True returns: the collective has already run."""
 
     def wait(self, timeout=None) -> bool:
+        """Waits for the collective to finish; torchjax's collectives complete when they return, so
+        this returns True at once.
+        """
         return True
 
     def is_completed(self) -> bool:
+        """Whether the collective has finished; always True in torchjax (collectives are
+        synchronous).
+        """
         return True
 
 

@@ -235,6 +235,10 @@ class DataParallel(Module):
             replicate_module(module, self.device_mesh.jax_mesh)
 
     def forward(self, *inputs, **kwargs):
+        """Runs the wrapped module on the inputs; with a device mesh, the batch dimension `dim` of
+        the inputs is sharded across the mesh's devices first (torchjax splits with JAX
+        sharding, not per-device replicas).
+        """
         if self.device_mesh is None:
             return self.module(*inputs, **kwargs)
         mesh = self.device_mesh

@@ -183,9 +183,11 @@ class ProcessGroup:
         self.ranks = list(ranks)
 
     def size(self) -> int:
+        """The number of processes in the group."""
         return len(self.ranks)
 
     def rank(self) -> int:
+        """This process's rank within the group (-1 if it is not a member)."""
         me = jax.process_index()
         return self.ranks.index(me) if me in self.ranks else -1
 

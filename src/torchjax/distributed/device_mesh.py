@@ -84,14 +84,17 @@ class DeviceMesh:
 
     @property
     def mesh_dim_names(self):
+        """The names of the mesh dimensions, or None if none were given."""
         return self._dims if self._named else None
 
     @property
     def ndim(self) -> int:
+        """The number of mesh dimensions."""
         return len(self._dims)
 
     @property
     def shape(self) -> tuple:
+        """The number of devices along each mesh dimension."""
         return tuple(self.jax_mesh.shape[n] for n in self._dims)
 
     @property
@@ -108,6 +111,9 @@ class DeviceMesh:
         return tensor(sub.tolist())
 
     def size(self, mesh_dim: int | str | None = None) -> int:
+        """The number of devices along `mesh_dim` (a position or a name), or in the whole mesh when
+        it is None.
+        """
         if mesh_dim is None:
             return math.prod(self.shape)
         return self.jax_mesh.shape[self._name(mesh_dim)]
@@ -152,6 +158,9 @@ class DeviceMesh:
         return [full[names.index(n)] for n in self._dims]
 
     def get_local_rank(self, mesh_dim: int | str | None = None) -> int:
+        """This process's coordinate along `mesh_dim` (needed when the mesh has more than one
+        dimension).
+        """
         if mesh_dim is None:
             if self.ndim != 1:
                 raise RuntimeError("Optional kwarg `mesh_dim` needs to be specified when "
@@ -161,6 +170,7 @@ class DeviceMesh:
         return self.get_coordinate()[self._dims.index(name)]
 
     def get_rank(self) -> int:
+        """This process's global rank."""
         from . import _process_group
         return _process_group.get_rank()
 
@@ -176,6 +186,7 @@ class DeviceMesh:
         return MeshGroup(self, self._name(mesh_dim))
 
     def get_all_groups(self) -> list:
+        """One process group per mesh dimension."""
         return [self.get_group(i) for i in range(self.ndim)]
 
     # -- comparison, printing -------------------------------------------------------------------

@@ -59,6 +59,9 @@ class Bernoulli(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Bernoulli whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(Bernoulli, batch_shape, _instance,
                                                {"probs": 0, "logits": 0})
         new._param = new.probs if "probs" in self.__dict__ else new.logits
@@ -66,43 +69,62 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.probs
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         p = self.probs
         # a fair coin has no mode
         return torch.where(p == 0.5, math.nan, (p >= 0.5).to(p.dtype))
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return self.probs * (1 - self.probs)
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, computed once from `probs` when that was given."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success, computed once from `logits` when that was given."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (`probs` or `logits`)."""
         return self._param.size()
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             return _bernoulli(self._extended_shape(sample_shape), self.probs.detach())
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(value, self.logits)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self.logits, self.probs)
 
     def enumerate_support(self, expand=True):
+        """Every value in the finite support, stacked along a new leading dimension; with
+        `expand=True` each is broadcast to the batch shape.
+        """
         values = torch.arange(2, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:

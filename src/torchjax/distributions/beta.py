@@ -72,39 +72,57 @@ class Beta(ExponentialFamily):
         super().__init__(self._c1.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Beta whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(Beta, batch_shape, _instance,
                                                {"_c1": 0, "_c0": 0})
         return self._finish_expand(new, batch_shape)
 
     @property
     def concentration1(self):
+        """The first concentration parameter (alpha)."""
         return self._c1
 
     @property
     def concentration0(self):
+        """The second concentration parameter (beta)."""
         return self._c0
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self._c1 / (self._c1 + self._c0)
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return _mode(self._c1, self._c0)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return _variance(self._c1, self._c0)
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         return _beta(self._extended_shape(sample_shape), self._c1, self._c0)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(value, self._c1, self._c0)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self._c1, self._c0)
 
     @property

@@ -68,6 +68,9 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Binomial whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(
             Binomial, batch_shape, _instance, {"total_count": 0, "probs": 0, "logits": 0})
         new._param = new.probs if "probs" in self.__dict__ else new.logits
@@ -75,38 +78,56 @@ class Binomial(Distribution):
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
+        """The constraint that values of this distribution satisfy (a
+        `torchjax.distributions.constraints` object).
+        """
         return constraints.integer_interval(0, self.total_count)
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.total_count * self.probs
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return self.total_count * self.probs * (1 - self.probs)
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, computed once from `probs` when that was given."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success, computed once from `logits` when that was given."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (`probs` or `logits`)."""
         return self._param.size()
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             return _binomial(self._extended_shape(sample_shape), self.total_count.detach(),
                              self.probs.detach())
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(float_value(value, self._param), self.total_count, self.logits)
@@ -118,11 +139,15 @@ class Binomial(Distribution):
         return n
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         self._homogeneous_count("entropy")
         log_prob = self.log_prob(self.enumerate_support(False))
         return -(torch.exp(log_prob) * log_prob).sum(0)
 
     def enumerate_support(self, expand=True):
+        """Every value in the finite support, stacked along a new leading dimension; with
+        `expand=True` each is broadcast to the batch shape.
+        """
         n = self._homogeneous_count("enumerate_support")
         values = torch.arange(1 + n, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))

@@ -70,6 +70,9 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Categorical whose batch shape is `batch_shape`, with the parameters broadcast to
+        it; `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(Categorical, batch_shape, _instance,
                                                {"probs": 1, "logits": 1})
         new._param = new.probs if "probs" in self.__dict__ else new.logits
@@ -78,45 +81,71 @@ class Categorical(Distribution):
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
+        """The constraint that values of this distribution satisfy (a
+        `torchjax.distributions.constraints` object).
+        """
         return constraints.integer_interval(0, self._num_events - 1)
 
     @lazy_property
     def logits(self):
+        """The normalized log-probabilities of the categories (log-softmax of what was given),
+        computed once.
+        """
         return probs_to_logits(self.probs)
 
     @lazy_property
     def probs(self):
+        """The probabilities of the categories, normalized to sum to 1, computed once from `logits`
+        when those were given.
+        """
         return logits_to_probs(self.logits)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (`probs` or `logits`)."""
         return self._param.size()
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return torch.full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return self.probs.argmax(dim=-1)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return torch.full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             return _categorical(self._extended_shape(sample_shape), self.probs.detach())
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(value, self.logits)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self.logits, self.probs)
 
     def enumerate_support(self, expand=True):
+        """Every value in the finite support, stacked along a new leading dimension; with
+        `expand=True` each is broadcast to the batch shape.
+        """
         values = torch.arange(self._num_events, dtype=torch.long)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:

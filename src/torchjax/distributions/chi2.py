@@ -17,9 +17,13 @@ class Chi2(Gamma):
         super().__init__(0.5 * df, 0.5, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Chi2 whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(Chi2, _instance)
         return super().expand(batch_shape, new)
 
     @property
     def df(self):
+        """The degrees of freedom, twice the Gamma concentration."""
         return self.concentration * 2

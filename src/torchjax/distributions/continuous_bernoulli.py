@@ -147,6 +147,9 @@ class ContinuousBernoulli(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new ContinuousBernoulli whose batch shape is `batch_shape`, with the parameters
+        broadcast to it; `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(ContinuousBernoulli, batch_shape, _instance,
                                                {"probs": 0, "logits": 0})
         new._lims = self._lims
@@ -159,46 +162,65 @@ class ContinuousBernoulli(ExponentialFamily):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return _mean_op(self.probs, self._lims)
 
     @property
     def stddev(self):
+        """The standard deviation, with shape `batch_shape + event_shape`."""
         return torch.sqrt(self.variance)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return _variance(self.probs, self._lims)
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, computed once from `probs` when that was given."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success, computed once from `logits` when that was given."""
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (`probs` or `logits`)."""
         return self._param.size()
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         return _continuous_bernoulli(self._extended_shape(sample_shape), self.probs,
                                      self._lims)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(as_value(value, self.probs), self.logits, self.probs, self._lims)
 
     def cdf(self, value):
+        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _cdf(as_value(value, self.probs), self.probs, self._lims)
 
     def icdf(self, value):
+        """The inverse of the CDF: the value whose cumulative probability is `value`."""
         return _icdf(as_value(value, self.probs), self.probs, self._lims)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self.probs, self._lims)
 
     @property

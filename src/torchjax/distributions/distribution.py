@@ -131,18 +131,25 @@ class Distribution:
 
     @property
     def mean(self) -> Tensor:
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         raise NotImplementedError(f"{self.__class__} does not implement mean")
 
     @property
     def mode(self) -> Tensor:
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
     def variance(self) -> Tensor:
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         raise NotImplementedError(f"{self.__class__} does not implement variance")
 
     @property
     def stddev(self) -> Tensor:
+        """The standard deviation, with shape `batch_shape + event_shape`."""
         return self.variance.sqrt()
 
     def sample(self, sample_shape=()) -> Tensor:
@@ -157,25 +164,36 @@ class Distribution:
             "rsample() is not available; use sample(), which carries no gradient")
 
     def sample_n(self, n: int) -> Tensor:
+        """Deprecated form of `sample((n,))`; warns with a FutureWarning."""
         warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
                       FutureWarning, stacklevel=2)
         return self.sample((n,))
 
     def log_prob(self, value) -> Tensor:
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not implement log_prob()")
 
     def cdf(self, value) -> Tensor:
+        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not implement cdf()")
 
     def icdf(self, value) -> Tensor:
+        """The inverse of the CDF: the value whose cumulative probability is `value`."""
         raise NotImplementedError(f"{type(self).__name__} does not implement icdf()")
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Every value in the finite support, stacked along a new leading dimension; with
+        `expand=True` each is broadcast to the batch shape.
+        """
         raise NotImplementedError(
             f"{type(self).__name__} does not implement enumerate_support() (only finite "
             "discrete distributions can)")
 
     def entropy(self) -> Tensor:
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement entropy()")
 
     def perplexity(self) -> Tensor:

@@ -28,6 +28,7 @@ class ExponentialFamily(Distribution):
                                   "_mean_carrier_measure")
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         thetas = [p.detach().requires_grad_() for p in self._natural_params]
         with torch.enable_grad():
             f = self._log_normalizer(*thetas)

@@ -57,42 +57,62 @@ class Exponential(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Exponential whose batch shape is `batch_shape`, with the parameters broadcast to
+        it; `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(Exponential, batch_shape, _instance, {"rate": 0})
         return self._finish_expand(new, batch_shape)
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.rate.reciprocal()
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return torch.zeros_like(self.rate)
 
     @property
     def stddev(self):
+        """The standard deviation, with shape `batch_shape + event_shape`."""
         return self.rate.reciprocal()
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         return _exponential(self._extended_shape(sample_shape), self.rate)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(as_value(value, self.rate), self.rate)
 
     def cdf(self, value):
+        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _cdf(as_value(value, self.rate), self.rate)
 
     def icdf(self, value):
+        """The inverse of the CDF: the value whose cumulative probability is `value`."""
         return _icdf(as_value(value, self.rate), self.rate)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return 1.0 - self.rate.log()
 
     @property

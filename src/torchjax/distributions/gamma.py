@@ -64,35 +64,53 @@ class Gamma(ExponentialFamily):
                          validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Gamma whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(Gamma, batch_shape, _instance,
                                                {"concentration": 0, "rate": 0})
         return self._finish_expand(new, batch_shape)
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.concentration / self.rate
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return ((self.concentration - 1) / self.rate).clamp(min=0)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return self.concentration / self.rate.pow(2)
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         return _gamma(self._extended_shape(sample_shape), self.concentration, self.rate)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         value = as_value(value, self.rate)
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(value, self.concentration, self.rate)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self.concentration, self.rate)
 
     def cdf(self, value):
+        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _cdf(as_value(value, self.rate), self.concentration, self.rate)

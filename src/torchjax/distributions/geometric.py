@@ -74,38 +74,56 @@ class Geometric(Distribution):
                     f"found invalid values:\n{value.detach()[~(value > 0)]}")
 
     def expand(self, batch_shape, _instance=None):
+        """A new Geometric whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(Geometric, batch_shape, _instance,
                                                {"probs": 0, "logits": 0})
         return self._finish_expand(new, batch_shape)
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return 1.0 / self.probs - 1.0
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return torch.zeros_like(self.probs)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return (1.0 / self.probs - 1.0) / self.probs
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, computed once from `probs` when that was given."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success, computed once from `logits` when that was given."""
         return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             return _geometric(self._extended_shape(sample_shape), self.probs.detach())
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(as_value(value, self.probs), self.probs)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self.logits, self.probs)

@@ -32,26 +32,39 @@ class HalfCauchy(TransformedDistribution):
         super().__init__(base, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new HalfCauchy whose batch shape is `batch_shape`, with the parameters broadcast to
+        it; `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(HalfCauchy, _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
     def scale(self):
+        """The scale parameter of the underlying distribution this one is built from."""
         return self.base_dist.scale
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return torch.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return torch.zeros_like(self.scale)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return self.base_dist.variance
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         value = as_value(value, self.scale)
@@ -59,12 +72,16 @@ class HalfCauchy(TransformedDistribution):
         return torch.where(value >= 0, folded, -math.inf)
 
     def cdf(self, value):
+        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return 2 * self.base_dist.cdf(value) - 1
 
     def icdf(self, prob):
+        """The inverse of the CDF: the value whose cumulative probability is `value`."""
         return self.base_dist.icdf((prob + 1) / 2)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return self.base_dist.entropy() - math.log(2)

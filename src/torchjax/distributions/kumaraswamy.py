@@ -46,6 +46,9 @@ class Kumaraswamy(TransformedDistribution):
                 PowerTransform(exponent=self.concentration1.reciprocal())]
 
     def expand(self, batch_shape, _instance=None):
+        """A new Kumaraswamy whose batch shape is `batch_shape`, with the parameters broadcast to
+        it; `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(Kumaraswamy, _instance)
         new.concentration1 = self.concentration1.expand(batch_shape)
         new.concentration0 = self.concentration0.expand(batch_shape)
@@ -56,22 +59,29 @@ class Kumaraswamy(TransformedDistribution):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return _raw_moment(self.concentration1, self.concentration0, 1)
 
     @property
     def mode(self):
         # ((a - 1) / (a b - 1))^(1 / a): an interior maximum only when both are at least 1
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         a, b = self.concentration1, self.concentration0
         mode = ((a - 1) / (a * b - 1)) ** a.reciprocal()
         return mode.masked_fill((a < 1) | (b < 1), float("nan"))
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         a, b = self.concentration1, self.concentration0
         return _raw_moment(a, b, 2) - _raw_moment(a, b, 1).pow(2)
 
     def entropy(self):
         # (1 - 1/b) + (1 - 1/a) H_b - log(a b), with the harmonic number H_b = psi(b + 1) + gamma
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         a, b = self.concentration1, self.concentration0
         harmonic = torch.digamma(b + 1) + euler_constant
         return (1 - b.reciprocal()) + (1 - a.reciprocal()) * harmonic - torch.log(a * b)

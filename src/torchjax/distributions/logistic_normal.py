@@ -31,13 +31,18 @@ class LogisticNormal(TransformedDistribution):
         super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new LogisticNormal whose batch shape is `batch_shape`, with the parameters broadcast
+        to it; `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(LogisticNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
     def loc(self):
+        """The location parameter of the underlying normal distribution."""
         return self.base_dist.base_dist.loc
 
     @property
     def scale(self):
+        """The scale parameter of the underlying distribution this one is built from."""
         return self.base_dist.base_dist.scale

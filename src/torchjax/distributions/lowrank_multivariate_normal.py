@@ -129,6 +129,9 @@ class LowRankMultivariateNormal(Distribution):
         super().__init__(self.loc.shape[:-1], event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new LowRankMultivariateNormal whose batch shape is `batch_shape`, with the parameters
+        broadcast to it; `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(
             LowRankMultivariateNormal, batch_shape, _instance,
             {"loc": 1, "cov_diag": 1, "cov_factor": 2})
@@ -142,42 +145,60 @@ class LowRankMultivariateNormal(Distribution):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.loc
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return self.loc
 
     @lazy_property
     def variance(self):
+        """The variance of each coordinate (the covariance diagonal), computed once."""
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         return (W.pow(2).sum(-1) + D).expand(tuple(self._batch_shape + self._event_shape))
 
     @lazy_property
     def scale_tril(self):
+        """The lower-triangular Cholesky factor of the covariance, computed once."""
         return _scale_tril(self._unbroadcasted_cov_factor,
                            self._unbroadcasted_cov_diag).expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self):
+        """The covariance matrix, with shape `batch_shape + (n, n)`, computed once. It equals
+        `cov_factor @ cov_factor.mT + diag(cov_diag)`.
+        """
         return _covariance(self._unbroadcasted_cov_factor,
                            self._unbroadcasted_cov_diag).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
+        """The precision matrix (inverse covariance), with shape `batch_shape + (n, n)`, computed
+        once.
+        """
         return _precision(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
                           self._capacitance_tril).expand(self._matrix_shape())
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         return _lowrank(self._extended_shape(sample_shape), self.loc,
                         self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(value, self.loc, self._unbroadcasted_cov_factor,
                          self._unbroadcasted_cov_diag, self._capacitance_tril)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self._unbroadcasted_cov_diag, self._capacitance_tril,
                         tuple(self._batch_shape))

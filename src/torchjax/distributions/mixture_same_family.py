@@ -52,6 +52,9 @@ class MixtureSameFamily(Distribution):
         super().__init__(comp_batch, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new MixtureSameFamily whose batch shape is `batch_shape`, with the parameters
+        broadcast to it; `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(MixtureSameFamily, _instance)
         batch_shape = torch.Size(batch_shape)
         new._component_distribution = self._component_distribution.expand(
@@ -63,14 +66,21 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self):
+        """The constraint that values of this distribution satisfy (a
+        `torchjax.distributions.constraints` object).
+        """
         return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self):
+        """The Categorical distribution that chooses the component."""
         return self._mixture_distribution
 
     @property
     def component_distribution(self):
+        """The distribution of the components, with the component index as the rightmost batch
+        dimension.
+        """
         return self._component_distribution
 
     def _weights(self):
@@ -84,12 +94,17 @@ class MixtureSameFamily(Distribution):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         comp_mean = self._component_distribution.mean
         return (self._weights() * comp_mean).sum(-1 - self._event_ndims)
 
     @property
     def variance(self):
         # the law of total variance: E[Var(X | k)] + Var(E[X | k])
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         w = self._weights()
         comp = self._component_distribution
         within = (w * comp.variance).sum(-1 - self._event_ndims)
@@ -97,10 +112,15 @@ class MixtureSameFamily(Distribution):
         return within + between
 
     def cdf(self, x):
+        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
+        """
         cdf_x = self._component_distribution.cdf(self._pad(x))
         return (cdf_x * self._mixture_distribution.probs).sum(-1)
 
     def log_prob(self, x):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(x)
         log_prob_x = self._component_distribution.log_prob(self._pad(x))
@@ -108,6 +128,9 @@ class MixtureSameFamily(Distribution):
         return torch.logsumexp(log_prob_x + log_weights, dim=-1)
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             where = len(tuple(sample_shape)) + len(self.batch_shape)
             event = tuple(self.event_shape)

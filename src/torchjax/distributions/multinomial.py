@@ -63,6 +63,9 @@ class Multinomial(Distribution):
                          validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new Multinomial whose batch shape is `batch_shape`, with the parameters broadcast to
+        it; `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(Multinomial, _instance)
         batch_shape = torch.Size(batch_shape)
         new.total_count = self.total_count
@@ -72,40 +75,60 @@ class Multinomial(Distribution):
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
+        """The constraint that values of this distribution satisfy (a
+        `torchjax.distributions.constraints` object).
+        """
         return constraints.multinomial(self.total_count)
 
     @property
     def logits(self):
+        """The log-odds (log-probabilities for a categorical) parameter, computed from `probs` if
+        that was given.
+        """
         return self._categorical.logits
 
     @property
     def probs(self):
+        """The probability parameter, computed from `logits` if that was given."""
         return self._categorical.probs
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (`probs` or `logits`)."""
         return self._categorical.param_shape
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.probs * self.total_count
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             return _multinomial(self._extended_shape(sample_shape), self.total_count,
                                 self.probs.detach())
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(float_value(value, self.logits), self.logits)
 
     def entropy(self):
         # H = n H(categorical) - log n! + sum_i E[log x_i!], each x_i ~ Binomial(n, p_i)
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         n = torch.tensor(float(self.total_count), dtype=self.probs.dtype)
         head = n * self._categorical.entropy() - torch.lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]

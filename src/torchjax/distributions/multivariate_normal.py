@@ -124,6 +124,9 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
 
     def expand(self, batch_shape, _instance=None):
+        """A new MultivariateNormal whose batch shape is `batch_shape`, with the parameters
+        broadcast to it; `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(
             MultivariateNormal, batch_shape, _instance,
             {"loc": 1, "covariance_matrix": 2, "precision_matrix": 2, "scale_tril": 2})
@@ -135,38 +138,56 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def scale_tril(self):
+        """The lower-triangular Cholesky factor of the covariance, computed once."""
         return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self):
+        """The covariance matrix, with shape `batch_shape + (n, n)`, computed once."""
         low = self._unbroadcasted_scale_tril
         return (low @ low.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
+        """The precision matrix (inverse covariance), with shape `batch_shape + (n, n)`, computed
+        once.
+        """
         return _cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.loc
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return self.loc
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return (self._unbroadcasted_scale_tril.pow(2).sum(-1)
                 .expand(tuple(self._batch_shape + self._event_shape)))
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         return _mvn(self._extended_shape(sample_shape), self.loc,
                     self._unbroadcasted_scale_tril)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(value, self.loc, self._unbroadcasted_scale_tril)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self._unbroadcasted_scale_tril, tuple(self._batch_shape))

@@ -70,6 +70,9 @@ class NegativeBinomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new NegativeBinomial whose batch shape is `batch_shape`, with the parameters broadcast
+        to it; `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(
             NegativeBinomial, batch_shape, _instance,
             {"total_count": 0, "probs": 0, "logits": 0})
@@ -78,26 +81,35 @@ class NegativeBinomial(Distribution):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.total_count * torch.exp(self.logits)
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return self.mean / torch.sigmoid(-self.logits)
 
     @lazy_property
     def logits(self):
+        """The log-odds of success, computed once from `probs` when that was given."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """The probability of success, computed once from `logits` when that was given."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensor (`probs` or `logits`)."""
         return self._param.size()
 
     @lazy_property
@@ -106,11 +118,17 @@ class NegativeBinomial(Distribution):
                      validate_args=False)
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             return _negative_binomial(self._extended_shape(sample_shape),
                                       self.total_count.detach(), self.logits.detach())
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(float_value(value, self._param), self.total_count, self.logits)

@@ -106,17 +106,27 @@ class RelaxedBernoulli(TransformedDistribution):
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new RelaxedBernoulli whose batch shape is `batch_shape`, with the parameters broadcast
+        to it; `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
     def temperature(self):
+        """The relaxation temperature given at construction: lower values give samples closer to
+        discrete.
+        """
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """The log-odds (log-probabilities for a categorical) parameter, computed from `probs` if
+        that was given.
+        """
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """The probability parameter, computed from `logits` if that was given."""
         return self.base_dist.probs

@@ -76,6 +76,9 @@ class StudentT(Distribution):
         super().__init__(self.df.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new StudentT whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(StudentT, batch_shape, _instance,
                                                {"df": 0, "loc": 0, "scale": 0})
         new._chi2 = self._chi2.expand(batch_shape)
@@ -83,23 +86,36 @@ class StudentT(Distribution):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return _mean(self.df, self.loc)
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return self.loc
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         return _variance(self.df, self.scale)
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         return _student_t(self._extended_shape(sample_shape), self.df, self.loc, self.scale)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(as_value(value, self.loc), self.df, self.loc, self.scale)
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         return _entropy(self.df, self.scale)

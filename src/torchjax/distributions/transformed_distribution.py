@@ -56,6 +56,9 @@ class TransformedDistribution(Distribution):
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new TransformedDistribution whose batch shape is `batch_shape`, with the parameters
+        broadcast to it; `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(TransformedDistribution, _instance)
         batch_shape = torch.Size(batch_shape)
         shape = batch_shape + self.event_shape
@@ -67,6 +70,9 @@ class TransformedDistribution(Distribution):
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
+        """The constraint that values of this distribution satisfy (a
+        `torchjax.distributions.constraints` object).
+        """
         if not self.transforms:
             return self.base_dist.support
         support = self.transforms[-1].codomain
@@ -77,9 +83,13 @@ class TransformedDistribution(Distribution):
 
     @property
     def has_rsample(self):
+        """Whether `rsample` is available (a reparameterised sampler exists)."""
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             x = self.base_dist.sample(sample_shape)
             for t in self.transforms:
@@ -87,12 +97,18 @@ class TransformedDistribution(Distribution):
             return x
 
     def rsample(self, sample_shape=()):
+        """A reparameterised draw of shape `sample_shape + batch_shape + event_shape`: gradients
+        flow from it back to the parameters. Randomness comes from torchjax's global generator.
+        """
         x = self.base_dist.rsample(sample_shape)
         for t in self.transforms:
             x = t(x)
         return x
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         event_dim = len(self.event_shape)
@@ -117,6 +133,8 @@ class TransformedDistribution(Distribution):
         return sign * (value - 0.5) + 0.5
 
     def cdf(self, value):
+        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
+        """
         for t in reversed(self.transforms):
             value = t.inv(value)
         if self._validate_args:
@@ -124,6 +142,7 @@ class TransformedDistribution(Distribution):
         return self._monotonize_cdf(self.base_dist.cdf(value))
 
     def icdf(self, value):
+        """The inverse of the CDF: the value whose cumulative probability is `value`."""
         value = self.base_dist.icdf(self._monotonize_cdf(value))
         for t in self.transforms:
             value = t(value)

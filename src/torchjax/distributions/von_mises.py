@@ -79,26 +79,38 @@ class VonMises(Distribution):
         super().__init__(self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
+        """A new VonMises whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new, batch_shape = self._expand_params(VonMises, batch_shape, _instance,
                                                {"loc": 0, "concentration": 0})
         return self._finish_expand(new, batch_shape)
 
     def log_prob(self, value):
+        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
+        against `batch_shape + event_shape` and the event dimensions are summed out.
+        """
         if self._validate_args:
             self._validate_sample(value)
         return _log_prob(as_value(value, self.loc), self.loc, self.concentration)
 
     def sample(self, sample_shape=()):
+        """A draw of shape `sample_shape + batch_shape + event_shape`, without gradient; the
+        randomness comes from torchjax's global generator (`torchjax.manual_seed`).
+        """
         with torch.no_grad():
             return _von_mises(self._extended_shape(sample_shape), self.loc.detach(),
                               self.concentration.detach())
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.loc
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         return self.loc
 
     @property

@@ -35,6 +35,9 @@ class Weibull(TransformedDistribution):
                 AffineTransform(loc=0, scale=self.scale)]
 
     def expand(self, batch_shape, _instance=None):
+        """A new Weibull whose batch shape is `batch_shape`, with the parameters broadcast to it;
+        `_instance` is for subclasses.
+        """
         new = self._get_checked_instance(Weibull, _instance)
         new.scale = self.scale.expand(batch_shape)
         new.concentration = self.concentration.expand(batch_shape)
@@ -46,19 +49,26 @@ class Weibull(TransformedDistribution):
 
     @property
     def mean(self):
+        """The mean, with shape `batch_shape + event_shape` (NaN or inf where it does not exist).
+        """
         return self.scale * torch.exp(torch.lgamma(1 + self.concentration_reciprocal))
 
     @property
     def mode(self):
+        """The mode (most likely value), with shape `batch_shape + event_shape`."""
         k = self.concentration
         return self.scale * ((k - 1) / k) ** k.reciprocal()
 
     @property
     def variance(self):
+        """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
+        exist).
+        """
         r = self.concentration_reciprocal
         return self.scale.pow(2) * (torch.exp(torch.lgamma(1 + 2 * r))
                                     - torch.exp(2 * torch.lgamma(1 + r)))
 
     def entropy(self):
+        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
         r = self.concentration_reciprocal
         return euler_constant * (1 - r) + torch.log(self.scale * r) + 1

@@ -74,6 +74,9 @@ class UninitializedTensorMixin:
 
     @property
     def shape(self):
+        """Raises: an uninitialized parameter has no shape until the first forward (or a loaded
+        state_dict) gives it one.
+        """
         raise RuntimeError(
             "Can't access the shape of an uninitialized parameter or buffer. This error "
             "usually happens in `load_state_dict` when trying to load an uninitialized "
@@ -81,6 +84,7 @@ class UninitializedTensorMixin:
             "before accessing their attributes.")
 
     def share_memory_(self):
+        """Raises: an uninitialized parameter has no data to share; run a forward first."""
         raise RuntimeError(
             "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
             "initialize the parameters before calling `module.share_memory()`.")

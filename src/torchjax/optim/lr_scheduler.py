@@ -177,6 +177,7 @@ class LRScheduler:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restores a state made by `state_dict` (the optimizer is not touched)."""
         self.__dict__.update(state_dict)
 
     def get_last_lr(self) -> list:
@@ -184,9 +185,15 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self) -> list:
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         raise NotImplementedError
 
     def step(self, epoch=None) -> None:
+        """Advances the schedule by one step and writes the new learning rates into the optimizer's
+        parameter groups; call it after `optimizer.step()`.
+        """
         if STEP_HOOK is not None and STEP_HOOK(self, (epoch,)):
             return
         if self._step_count == 1:
@@ -235,12 +242,18 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
+        """The scheduler's state as a dict, for `load_state_dict`; the optimizer is not included.
+        """
         return _lambda_state_dict(self)
 
     def load_state_dict(self, state_dict):
+        """Restores a state made by `state_dict` (the optimizer is not touched)."""
         _lambda_load_state_dict(self, state_dict)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
@@ -257,12 +270,18 @@ class MultiplicativeLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
+        """The scheduler's state as a dict, for `load_state_dict`; the optimizer is not included.
+        """
         return _lambda_state_dict(self)
 
     def load_state_dict(self, state_dict):
+        """Restores a state made by `state_dict` (the optimizer is not touched)."""
         _lambda_load_state_dict(self, state_dict)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
@@ -279,6 +298,9 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _group_values(self.optimizer, "lr")
@@ -298,6 +320,9 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _group_values(self.optimizer, "lr")
@@ -321,6 +346,9 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [g["lr"] * self.factor for g in self.optimizer.param_groups]
@@ -349,6 +377,9 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
@@ -374,6 +405,9 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
@@ -451,6 +485,9 @@ class SequentialLR(LRScheduler):
             scheds.last_epoch -= 1
 
     def step(self):
+        """Steps the scheduler whose milestone range holds the current epoch (restarting the next
+        one at each milestone); call it after `optimizer.step()`.
+        """
         if STEP_HOOK is not None and STEP_HOOK(self, ()):
             return
         self.last_epoch += 1
@@ -463,9 +500,12 @@ class SequentialLR(LRScheduler):
         self._last_lr = scheduler.get_last_lr()
 
     def state_dict(self):
+        """The scheduler's state as a dict, for `load_state_dict`; the optimizer is not included.
+        """
         return _nested_state_dict(self)
 
     def load_state_dict(self, state_dict):
+        """Restores a state made by `state_dict` (the optimizer is not touched)."""
         _nested_load_state_dict(self, state_dict)
 
 
@@ -478,6 +518,9 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _group_values(self.optimizer, "lr")
@@ -499,6 +542,9 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         eta_min, t_max, epoch = self.eta_min, self.T_max, self.last_epoch
         if self._is_initial:
@@ -533,6 +579,9 @@ class ChainedScheduler(LRScheduler):
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
     def step(self):
+        """Steps every chained scheduler once, in order, so their factors compose; call it after
+        `optimizer.step()`.
+        """
         if STEP_HOOK is not None and STEP_HOOK(self, ()):
             return
         for scheduler in self._schedulers:
@@ -540,9 +589,12 @@ class ChainedScheduler(LRScheduler):
         self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
     def state_dict(self):
+        """The scheduler's state as a dict, for `load_state_dict`; the optimizer is not included.
+        """
         return _nested_state_dict(self)
 
     def load_state_dict(self, state_dict):
+        """Restores a state made by `state_dict` (the optimizer is not touched)."""
         _nested_load_state_dict(self, state_dict)
 
 
@@ -580,6 +632,9 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def step(self, metrics, epoch=None):
+        """Records `metrics` (the quantity watched, e.g. a validation loss) and lowers the learning
+        rates by `factor` after more than `patience` steps with no improvement.
+        """
         if STEP_HOOK is not None and STEP_HOOK(self, (metrics, epoch)):
             return
         current = float(metrics)
@@ -620,6 +675,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self):
+        """Whether the scheduler is still in the cooldown that follows a reduction."""
         return self.cooldown_counter > 0
 
     def _is_better(self, a, best):
@@ -642,6 +698,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict):
+        """Restores a state made by `state_dict` (the optimizer is not touched)."""
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)
@@ -727,6 +784,9 @@ class CyclicLR(LRScheduler):
         return gamma ** x
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
@@ -744,6 +804,8 @@ class CyclicLR(LRScheduler):
         return lrs
 
     def state_dict(self):
+        """The scheduler's state as a dict, for `load_state_dict`; the optimizer is not included.
+        """
         state = super().state_dict()
         state.pop("_scale_fn_ref", None)
         fn = state.pop("_scale_fn_custom")
@@ -753,6 +815,7 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict):
+        """Restores a state made by `state_dict` (the optimizer is not touched)."""
         fn = state_dict.pop("_scale_fn_custom")
         super().load_state_dict(state_dict)
         if fn is not None:
@@ -780,11 +843,17 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
     def step(self, epoch=None):
+        """Advances the schedule by one step, or sets it to `epoch` (which may be fractional, e.g.
+        `epoch + i / iters` inside an epoch), and writes the learning rates into the optimizer.
+        """
         if STEP_HOOK is not None and STEP_HOOK(self, (epoch,)):
             return
         if epoch is None and self.last_epoch < 0:
@@ -894,6 +963,9 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        """The learning rates for the current `last_epoch`, one per parameter group (called by
+        `step`; read the current values with `get_last_lr`).
+        """
         _warn_get_lr_called_within_step(self)
         step_num = self.last_epoch
         if step_num > self.total_steps:

@@ -278,15 +278,28 @@ class Optimizer:
         return handle
 
     def register_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Registers `hook(optimizer)`, run before `state_dict` builds its result; `prepend` runs
+        it before the hooks already registered. Returns a handle whose `remove()` unregisters
+        it.
+        """
         return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Registers `hook(optimizer, state_dict)`, run on the result of `state_dict` (it may
+        return a replacement); `prepend` runs it first. Returns a removable handle.
+        """
         return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Registers `hook(optimizer, state_dict)`, run before `load_state_dict` (it may return a
+        replacement state dict); `prepend` runs it first. Returns a removable handle.
+        """
         return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Registers `hook(optimizer)`, run after `load_state_dict` has finished; `prepend` runs it
+        first. Returns a removable handle.
+        """
         return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # -- state_dict ----------------------------------------------------------------------------

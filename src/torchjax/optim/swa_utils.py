@@ -96,6 +96,7 @@ class AveragedModel(Module):
         self.use_buffers = use_buffers
 
     def forward(self, *args, **kwargs):
+        """Runs the averaged copy of the model on the inputs."""
         return self.module(*args, **kwargs)
 
     def _tensors(self, model: Module) -> list:
@@ -175,6 +176,9 @@ class SWALR(LRScheduler):
     def get_lr(self) -> list:
         # lr = swa_lr * a + start * (1 - a): `start` is worked back from the current lr and
         # the previous step's a, so a learning rate changed between steps is followed
+        """The learning rates for this step: annealed from the current value towards `swa_lr` over
+        `anneal_epochs` steps.
+        """
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

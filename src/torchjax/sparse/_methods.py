@@ -18,6 +18,7 @@ def _strided_error(fname: str, what: str = "sparse coordinate tensor"):
     def method(self, *args, **kwargs):
         raise RuntimeError(f"{fname} expected {what} layout but got Strided")
     method.__name__ = fname
+    method.__doc__ = f"For a {what}; on a dense (strided) tensor it raises RuntimeError."
     return method
 
 
@@ -57,14 +58,24 @@ def to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None else self.to(dtype)
 
 
+def _doc(fn, text: str):
+    fn.__doc__ = text
+    return fn
+
+
 DENSE = {
     "to_sparse": to_sparse,
-    "to_sparse_coo": lambda self: to_sparse(self),
+    "to_sparse_coo": _doc(lambda self: to_sparse(self),
+                          "The sparse COO tensor of this tensor's nonzero entries."),
     "to_dense": to_dense,
-    "is_sparse": property(lambda self: False),
-    "is_sparse_csr": property(lambda self: False),
-    "sparse_dim": lambda self: 0,
-    "dense_dim": lambda self: self.ndim,
+    "is_sparse": property(lambda self: False,
+                          doc="Whether the tensor has the sparse COO layout (False here)."),
+    "is_sparse_csr": property(lambda self: False,
+                              doc="Always False: torchjax has no compressed sparse layouts."),
+    "sparse_dim": _doc(lambda self: 0,
+                       "The number of sparse dimensions: 0 for a dense tensor."),
+    "dense_dim": _doc(lambda self: self.ndim,
+                      "The number of dense dimensions: all of them for a dense tensor."),
     "indices": _strided_error("indices"),
     "values": _strided_error("values", "sparse tensor"),
     "coalesce": _strided_error("coalesce"),

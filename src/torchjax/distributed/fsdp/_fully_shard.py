@@ -75,27 +75,43 @@ class FSDPModule:
     # XLA gathers and frees the shards inside each program: these are PyTorch's controls
     # over when FSDP does that itself, and have nothing to do here
     def reshard(self) -> None:
+        """Accepted for compatibility and does nothing: in torchjax the parameters stay sharded
+        jax.Arrays and XLA gathers them when needed.
+        """
         pass
 
     def unshard(self, async_op: bool = False):
+        """Accepted for compatibility and does nothing (returns None): XLA gathers sharded
+        parameters where they are used.
+        """
         return None
 
     def set_requires_gradient_sync(self, requires_gradient_sync: bool, *, recurse=True):
+        """Accepted for compatibility and ignored: gradient reduction is part of the sharded
+        computation XLA runs.
+        """
         pass
 
     def set_reshard_after_forward(self, reshard_after_forward: bool, recurse=True):
+        """Accepted for compatibility and ignored (XLA decides when gathered parameters are freed).
+        """
         pass
 
     def set_reshard_after_backward(self, reshard_after_backward: bool, *, recurse=True):
+        """Accepted for compatibility and ignored (XLA decides when gathered parameters are freed).
+        """
         pass
 
     def set_is_last_backward(self, is_last_backward: bool):
+        """Accepted for compatibility and ignored."""
         pass
 
     def set_modules_to_forward_prefetch(self, modules):
+        """Accepted for compatibility and ignored: XLA schedules the gathers."""
         pass
 
     def set_modules_to_backward_prefetch(self, modules):
+        """Accepted for compatibility and ignored: XLA schedules the gathers."""
         pass
 
 

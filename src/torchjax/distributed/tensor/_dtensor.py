@@ -48,10 +48,14 @@ class DTensor(Tensor):
 
     @property
     def device_mesh(self) -> DeviceMesh:
+        """The DeviceMesh the tensor is laid out on."""
         return self._mesh
 
     @property
     def placements(self) -> tuple:
+        """How the tensor is laid out along each mesh dimension (Shard, Replicate or Partial), one
+        per dimension.
+        """
         return self._placements
 
     def __repr__(self) -> str:

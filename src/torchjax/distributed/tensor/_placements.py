@@ -13,12 +13,15 @@ class Placement:
     """How a tensor lies along one dimension of a DeviceMesh."""
 
     def is_shard(self, dim: int | None = None) -> bool:
+        """Whether this is a Shard placement (on dimension `dim`, if given)."""
         return isinstance(self, Shard) and (dim is None or self.dim == dim)
 
     def is_replicate(self) -> bool:
+        """Whether this is a Replicate placement."""
         return isinstance(self, Replicate)
 
     def is_partial(self, reduce_op: str | None = None) -> bool:
+        """Whether this is a Partial placement (with reduction `reduce_op`, if given)."""
         return isinstance(self, Partial) and (reduce_op is None or self.reduce_op == reduce_op)
 
 

@@ -35,6 +35,9 @@ class Transform:
 
     @property
     def event_dim(self) -> int:
+        """How many rightmost dimensions form one event (the larger of the domain's and
+        codomain's).
+        """
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
@@ -53,6 +56,9 @@ class Transform:
                                   "elementwise map)")
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
@@ -94,13 +100,18 @@ class Transform:
         raise NotImplementedError(f"{type(self).__name__} does not implement its inverse")
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not implement "
                                   "log_abs_det_jacobian")
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         return shape
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         return shape
 
     def __repr__(self) -> str:
@@ -174,6 +185,7 @@ class ComposeTransform(Transform):
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
+        """The constraint that inputs of this transform satisfy."""
         if not self.parts:
             return constraints.real
         domain = self.parts[0].domain
@@ -188,6 +200,7 @@ class ComposeTransform(Transform):
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
+        """The constraint that outputs of this transform satisfy."""
         if not self.parts:
             return constraints.real
         codomain = self.parts[-1].codomain
@@ -201,10 +214,12 @@ class ComposeTransform(Transform):
 
     @lazy_property
     def bijective(self):
+        """Whether every part is bijective."""
         return all(p.bijective for p in self.parts)
 
     @lazy_property
     def sign(self):
+        """The product of the parts' signs (for a chain of monotone elementwise transforms)."""
         s = 1
         for p in self.parts:
             s = s * p.sign
@@ -212,6 +227,7 @@ class ComposeTransform(Transform):
 
     @property
     def inv(self):
+        """The inverse transform: calling it maps outputs back to inputs."""
         if self._inv is None:
             inv = ComposeTransform([p.inv for p in reversed(self.parts)])
             inv._inv = self
@@ -219,6 +235,9 @@ class ComposeTransform(Transform):
         return self._inv
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return ComposeTransform(self.parts, cache_size=cache_size)
@@ -229,6 +248,9 @@ class ComposeTransform(Transform):
         return x
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         if not self.parts:
             return torch.zeros_like(x)
         xs = [x]
@@ -244,11 +266,13 @@ class ComposeTransform(Transform):
         return total
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         for p in self.parts:
             shape = p.forward_shape(shape)
         return shape
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         for p in reversed(self.parts):
             shape = p.inverse_shape(shape)
         return shape
@@ -270,6 +294,9 @@ class IndependentTransform(Transform):
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
@@ -277,20 +304,24 @@ class IndependentTransform(Transform):
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
+        """The constraint that inputs of this transform satisfy."""
         return constraints.independent(self.base_transform.domain,
                                        self.reinterpreted_batch_ndims)
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
+        """The constraint that outputs of this transform satisfy."""
         return constraints.independent(self.base_transform.codomain,
                                        self.reinterpreted_batch_ndims)
 
     @property
     def bijective(self):
+        """Whether the transform is invertible on its domain."""
         return self.base_transform.bijective
 
     @property
     def sign(self):
+        """The sign of the Jacobian determinant (+1 or -1) for a monotone elementwise transform."""
         return self.base_transform.sign
 
     def _call(self, x):
@@ -304,13 +335,18 @@ class IndependentTransform(Transform):
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
                              self.reinterpreted_batch_ndims)
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         return self.base_transform.forward_shape(shape)
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         return self.base_transform.inverse_shape(shape)
 
     def __repr__(self) -> str:
@@ -331,13 +367,18 @@ class ReshapeTransform(Transform):
 
     @constraints.dependent_property
     def domain(self):
+        """The constraint that inputs of this transform satisfy."""
         return constraints.independent(constraints.real, len(self.in_shape))
 
     @constraints.dependent_property
     def codomain(self):
+        """The constraint that outputs of this transform satisfy."""
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
@@ -351,6 +392,9 @@ class ReshapeTransform(Transform):
         return y.reshape(batch + tuple(self.in_shape))
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return x.new_zeros(tuple(x.shape[:x.dim() - len(self.in_shape)]))
 
     @staticmethod
@@ -363,9 +407,11 @@ class ReshapeTransform(Transform):
         return torch.Size(tuple(shape[:cut]) + tuple(new))
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         return self._swap(shape, self.in_shape, self.out_shape)
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         return self._swap(shape, self.out_shape, self.in_shape)
 
 
@@ -387,13 +433,18 @@ class CatTransform(Transform):
 
     @lazy_property
     def event_dim(self):
+        """The largest `event_dim` of the concatenated transforms."""
         return max(t.event_dim for t in self.transforms)
 
     @lazy_property
     def length(self):
+        """The total size along `dim`: the sum of `lengths`."""
         return sum(self.lengths)
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
@@ -412,6 +463,9 @@ class CatTransform(Transform):
                          self.dim)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         terms = []
         for t, a, b in zip(self.transforms, self._pieces(x), self._pieces(y)):
             terms.append(sum_rightmost(t.log_abs_det_jacobian(a, b),
@@ -422,14 +476,17 @@ class CatTransform(Transform):
 
     @property
     def bijective(self):
+        """Whether the transform is invertible on its domain."""
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
     def domain(self):
+        """The constraint that inputs of this transform satisfy."""
         return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
 
     @constraints.dependent_property
     def codomain(self):
+        """The constraint that outputs of this transform satisfy."""
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
 
@@ -446,6 +503,9 @@ class StackTransform(Transform):
         self.dim = dim
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return StackTransform(self.transforms, self.dim, cache_size)
@@ -464,17 +524,23 @@ class StackTransform(Transform):
                            self.dim)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return torch.stack([t.log_abs_det_jacobian(a, b) for t, a, b in
                             zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
 
     @property
     def bijective(self):
+        """Whether the transform is invertible on its domain."""
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
     def domain(self):
+        """The constraint that inputs of this transform satisfy."""
         return constraints.stack([t.domain for t in self.transforms], self.dim)
 
     @constraints.dependent_property
     def codomain(self):
+        """The constraint that outputs of this transform satisfy."""
         return constraints.stack([t.codomain for t in self.transforms], self.dim)

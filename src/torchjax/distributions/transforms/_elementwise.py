@@ -38,6 +38,9 @@ class ExpTransform(Transform):
         return y.log()
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return x
 
 
@@ -53,12 +56,16 @@ class PowerTransform(Transform):
         (self.exponent,) = broadcast_all(exponent)
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return PowerTransform(self.exponent, cache_size=cache_size)
 
     @lazy_property
     def sign(self):
+        """The sign of the exponent, elementwise: whether the power increases or decreases."""
         return self.exponent.sign()
 
     def __eq__(self, other):
@@ -74,12 +81,17 @@ class PowerTransform(Transform):
         return y.pow(1 / self.exponent)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         return torch.broadcast_shapes(shape, tuple(self.exponent.shape))
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         return torch.broadcast_shapes(shape, tuple(self.exponent.shape))
 
 
@@ -134,6 +146,9 @@ class SigmoidTransform(Transform):
         return _logit(y)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return _sigmoid_ladj(x)
 
 
@@ -157,6 +172,9 @@ class SoftplusTransform(Transform):
         return _softplus_inverse(y)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return -F.softplus(-x)
 
 
@@ -181,6 +199,9 @@ class TanhTransform(Transform):
         return torch.atanh(y)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return _tanh_ladj(x)
 
 
@@ -221,19 +242,27 @@ class AffineTransform(Transform):
 
     @property
     def event_dim(self):
+        """How many rightmost dimensions form one event (the larger of the domain's and
+        codomain's).
+        """
         return self._event_dim
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
+        """The constraint that inputs of this transform satisfy."""
         return (constraints.real if self.event_dim == 0
                 else constraints.independent(constraints.real, self.event_dim))
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
+        """The constraint that outputs of this transform satisfy."""
         return (constraints.real if self.event_dim == 0
                 else constraints.independent(constraints.real, self.event_dim))
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
@@ -246,6 +275,7 @@ class AffineTransform(Transform):
 
     @property
     def sign(self):
+        """The sign of the Jacobian determinant (+1 or -1) for a monotone elementwise transform."""
         if isinstance(self.scale, numbers.Number):
             s = float(self.scale)
             return 1 if s > 0 else -1 if s < 0 else 0
@@ -258,6 +288,9 @@ class AffineTransform(Transform):
         return (y - self.loc) / self.scale
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         shape = tuple(x.shape)
         if isinstance(self.scale, numbers.Number):
             result = torch.full_like(x, math.log(abs(self.scale)))
@@ -270,6 +303,7 @@ class AffineTransform(Transform):
         return result.expand(shape)
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         return torch.broadcast_shapes(shape, tuple(getattr(self.loc, "shape", ())),
                                       tuple(getattr(self.scale, "shape", ())))
 
@@ -289,6 +323,7 @@ class CumulativeDistributionTransform(Transform):
 
     @property
     def domain(self):
+        """The constraint that inputs of this transform satisfy."""
         return self.distribution.support
 
     def _call(self, x):
@@ -298,9 +333,15 @@ class CumulativeDistributionTransform(Transform):
         return self.distribution.icdf(y)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return self.distribution.log_prob(x)
 
     def with_cache(self, cache_size=1):
+        """This transform with the given `cache_size` (0 or 1); a cache of 1 remembers the last
+        input/output pair so the inverse of a recent output is exact.
+        """
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

@@ -160,9 +160,11 @@ class SoftmaxTransform(Transform):
         return y.log()
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         return _need_dims(shape, 1)
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         return _need_dims(shape, 1)
 
 
@@ -186,13 +188,18 @@ class StickBreakingTransform(Transform):
         return _stick_inverse(y)
 
     def log_abs_det_jacobian(self, x, y):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return _stick_ladj(x, y)
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         _need_dims(shape, 1)
         return torch.Size(tuple(shape[:-1]) + (shape[-1] + 1,))
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         _need_dims(shape, 1)
         return torch.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
@@ -249,14 +256,19 @@ class CorrCholeskyTransform(Transform):
         return _corr_inverse(y)
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
+        """log |det J| of the transform at input `x` with output `y`, with the event dimensions
+        summed out.
+        """
         return _corr_ladj(x, y)
 
     def forward_shape(self, shape):
+        """The shape of the output for an input of shape `shape`."""
         _need_dims(shape, 1)
         d = _corr_size(shape[-1])
         return torch.Size(tuple(shape[:-1]) + (d, d))
 
     def inverse_shape(self, shape):
+        """The shape of the input that gives an output of shape `shape`."""
         _need_dims(shape, 2)
         if shape[-2] != shape[-1]:
             raise ValueError("Input is not square")

@@ -42,9 +42,11 @@ class Threshold(Module):
         self.inplace = inplace
 
     def forward(self, input):
+        """Applies Threshold to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings Threshold shows inside its `repr`, such as its sizes and flags."""
         return f"threshold={self.threshold}, value={self.value}{_inplace_repr(self.inplace)}"
 
 
@@ -52,6 +54,7 @@ class ReLU(_Inplace):
     """max(x, 0) elementwise."""
 
     def forward(self, input):
+        """Applies ReLU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.relu(input, inplace=self.inplace)
 
 
@@ -67,9 +70,11 @@ class RReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
+        """Applies RReLU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings RReLU shows inside its `repr`, such as its sizes and flags."""
         return f"lower={self.lower}, upper={self.upper}{_inplace_repr(self.inplace)}"
 
 
@@ -95,9 +100,11 @@ class Hardtanh(Module):
                                  f"({self.min_val})")
 
     def forward(self, input):
+        """Applies Hardtanh to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings Hardtanh shows inside its `repr`, such as its sizes and flags."""
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_repr(self.inplace)}"
 
 
@@ -108,6 +115,7 @@ class ReLU6(Hardtanh):
         super().__init__(0.0, 6.0, inplace)
 
     def extra_repr(self) -> str:
+        """The settings ReLU6 shows inside its `repr`, such as its sizes and flags."""
         return _inplace_repr(self.inplace, "")
 
 
@@ -118,6 +126,7 @@ class Sigmoid(Module):
     """
 
     def forward(self, input):
+        """Applies Sigmoid to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return input.sigmoid()
 
 
@@ -129,6 +138,8 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, input):
+        """Applies Hardsigmoid to `input`. Call the module (`m(x)`), not `forward`, so hooks run.
+        """
         return F.hardsigmoid(input, self.inplace)
 
 
@@ -139,6 +150,7 @@ class Tanh(Module):
     """
 
     def forward(self, input):
+        """Applies Tanh to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return input.tanh()
 
 
@@ -146,6 +158,7 @@ class SiLU(_Inplace):
     """x * sigmoid(x)."""
 
     def forward(self, input):
+        """Applies SiLU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.silu(input, inplace=self.inplace)
 
 
@@ -153,6 +166,7 @@ class Mish(_Inplace):
     """x * tanh(softplus(x))."""
 
     def forward(self, input):
+        """Applies Mish to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.mish(input, inplace=self.inplace)
 
 
@@ -164,6 +178,7 @@ class Hardswish(Module):
         self.inplace = inplace
 
     def forward(self, input):
+        """Applies Hardswish to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.hardswish(input, self.inplace)
 
 
@@ -181,6 +196,7 @@ class ELU(_AlphaInplace):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
 
     def forward(self, input):
+        """Applies ELU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.elu(input, self.alpha, self.inplace)
 
 
@@ -188,6 +204,7 @@ class CELU(_AlphaInplace):
     """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
 
     def forward(self, input):
+        """Applies CELU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.celu(input, self.alpha, self.inplace)
 
 
@@ -195,6 +212,7 @@ class SELU(_Inplace):
     """scale * elu(x, alpha) with the self-normalising constants."""
 
     def forward(self, input):
+        """Applies SELU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.selu(input, self.inplace)
 
 
@@ -206,9 +224,11 @@ class GLU(Module):
         self.dim = dim
 
     def forward(self, input):
+        """Applies GLU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.glu(input, self.dim)
 
     def extra_repr(self) -> str:
+        """The settings GLU shows inside its `repr`, such as its sizes and flags."""
         return f"dim={self.dim}"
 
 
@@ -220,9 +240,11 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input):
+        """Applies GELU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
+        """The settings GELU shows inside its `repr`, such as its sizes and flags."""
         return f"approximate={self.approximate!r}"
 
 
@@ -239,6 +261,7 @@ class Hardshrink(_Shrink):
     """x where |x| > lambd, 0 elsewhere."""
 
     def forward(self, input):
+        """Applies Hardshrink to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.hardshrink(input, self.lambd)
 
 
@@ -246,6 +269,7 @@ class Softshrink(_Shrink):
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
 
     def forward(self, input):
+        """Applies Softshrink to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.softshrink(input, self.lambd)
 
 
@@ -258,9 +282,11 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
+        """Applies LeakyReLU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings LeakyReLU shows inside its `repr`, such as its sizes and flags."""
         return f"negative_slope={self.negative_slope}{_inplace_repr(self.inplace)}"
 
 
@@ -271,6 +297,7 @@ class LogSigmoid(Module):
     """
 
     def forward(self, input):
+        """Applies LogSigmoid to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.logsigmoid(input)
 
 
@@ -283,9 +310,11 @@ class Softplus(Module):
         self.threshold = threshold
 
     def forward(self, input):
+        """Applies Softplus to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
+        """The settings Softplus shows inside its `repr`, such as its sizes and flags."""
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
@@ -301,12 +330,17 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initializes PReLU's parameters in place, with the same scheme used at construction
+        (the slope is refilled with `init`).
+        """
         init.constant_(self.weight, self.init)
 
     def forward(self, input):
+        """Applies PReLU to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.prelu(input, self.weight)
 
     def extra_repr(self) -> str:
+        """The settings PReLU shows inside its `repr`, such as its sizes and flags."""
         return f"num_parameters={self.num_parameters}"
 
 
@@ -317,6 +351,7 @@ class Softsign(Module):
     """
 
     def forward(self, input):
+        """Applies Softsign to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.softsign(input)
 
 
@@ -327,6 +362,7 @@ class Tanhshrink(Module):
     """
 
     def forward(self, input):
+        """Applies Tanhshrink to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.tanhshrink(input)
 
 
@@ -346,6 +382,7 @@ class Softmin(_SoftmaxLike):
     """
 
     def forward(self, input):
+        """Applies Softmin to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.softmin(input, self.dim, _stacklevel=5)
 
 
@@ -356,6 +393,7 @@ class Softmax(_SoftmaxLike):
     """
 
     def forward(self, input):
+        """Applies Softmax to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.softmax(input, self.dim, _stacklevel=5)
 
 
@@ -366,6 +404,7 @@ class LogSoftmax(_SoftmaxLike):
     """
 
     def forward(self, input):
+        """Applies LogSoftmax to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
@@ -373,6 +412,7 @@ class Softmax2d(Module):
     """Softmax over the channels (dim -3) of (C, H, W) or (N, C, H, W) input."""
 
     def forward(self, input):
+        """Applies Softmax2d to `input`. Call the module (`m(x)`), not `forward`, so hooks run."""
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")

@@ -82,6 +82,9 @@ class MultiheadAttention(Module):
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         # PyTorch's inference fast path computes the same math; torchjax always runs this one
+        """Applies the MultiheadAttention layer to `query`, `key` and `value` (see the class
+        description). Call the module (`m(x)`), not `forward`, so hooks run.
+        """
         is_batched = query.dim() == 3
         key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                            _none_or_dtype(attn_mask), "attn_mask", query.dtype)

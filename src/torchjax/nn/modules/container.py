@@ -99,6 +99,7 @@ class Sequential(Module):
         return ret
 
     def pop(self, key):
+        """Removes the submodule at `key` (an index) and returns it."""
         v = self[key]
         del self[key]
         return v
@@ -145,15 +146,22 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def forward(self, input):
+        """Applies the Sequential layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         for module in self:
             input = module(input)
         return input
 
     def append(self, module: Module):
+        """Adds `module` at the end and returns this Sequential."""
         self.add_module(str(len(self)), module)
         return self
 
     def insert(self, index: int, module: Module):
+        """Inserts `module` before position `index` (negative counts from the end) and returns this
+        Sequential.
+        """
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: <class '{_typename(Module)}'>")
         n = len(self._modules)
@@ -167,6 +175,9 @@ class Sequential(Module):
         return self
 
     def extend(self, sequential):
+        """Appends every module of `sequential` (any iterable of modules) and returns this
+        Sequential.
+        """
         for layer in sequential:
             self.append(layer)
         return self
@@ -238,20 +249,24 @@ class ModuleList(Module):
         return [key for key in super().__dir__() if not key.isdigit()]
 
     def insert(self, index: int, module: Module) -> None:
+        """Inserts `module` before position `index`, shifting the later entries up."""
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
 
     def append(self, module: Module):
+        """Adds `module` at the end and returns this ModuleList."""
         self.add_module(str(len(self)), module)
         return self
 
     def pop(self, key):
+        """Removes the module at index `key` and returns it."""
         v = self[key]
         del self[key]
         return v
 
     def extend(self, modules):
+        """Appends every module of the iterable `modules` and returns this ModuleList."""
         if not isinstance(modules, container_abcs.Iterable):
             raise TypeError("ModuleList.extend should be called with an iterable, but got "
                             + type(modules).__name__)
@@ -300,23 +315,29 @@ class ModuleDict(Module):
         return key in self._modules
 
     def clear(self) -> None:
+        """Removes every entry."""
         self._modules.clear()
 
     def pop(self, key: str) -> Module:
+        """Removes the module under `key` and returns it."""
         v = self[key]
         del self[key]
         return v
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._modules.keys()
 
     def items(self):
+        """The (key, module) pairs, in insertion order."""
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def update(self, modules) -> None:
+        """Adds or replaces entries from a mapping or an iterable of (key, module) pairs."""
         if not isinstance(modules, container_abcs.Iterable):
             raise TypeError("ModuleDict.update should be called with an iterable of key/value "
                             "pairs, but got " + type(modules).__name__)
@@ -377,12 +398,16 @@ class ParameterList(Module):
         return [key for key in super().__dir__() if not key.isdigit()]
 
     def append(self, value):
+        """Adds `value` at the end (a tensor that is not a Parameter is wrapped in one) and returns
+        this ParameterList.
+        """
         new_idx = len(self)
         self._size += 1
         self[new_idx] = value
         return self
 
     def extend(self, values):
+        """Appends every value of the iterable `values` and returns this ParameterList."""
         if not isinstance(values, container_abcs.Iterable) or isinstance(values, Tensor):
             raise TypeError("ParameterList.extend should be called with an iterable, but got "
                             + type(values).__name__)
@@ -391,6 +416,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
+        """The settings ParameterList shows inside its `repr`, such as its sizes and flags."""
         return "\n".join(_entry_repr(k, p, lambda t: str(t.dtype)) for k, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
@@ -437,26 +463,31 @@ class ParameterDict(Module):
         return reversed(self._keys)
 
     def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters (the tensors are shared, not copied)."""
         return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys
 
     def setdefault(self, key: str, default=None):
+        """Returns the entry under `key`, first storing `default` there if the key is absent."""
         if key not in self:
             self[key] = default
         return self[key]
 
     def clear(self) -> None:
+        """Removes every entry."""
         for k in self._keys.copy():
             del self[k]
 
     def pop(self, key: str):
+        """Removes the entry under `key` and returns it."""
         v = self[key]
         del self[key]
         return v
 
     def popitem(self):
+        """Removes the most recently inserted entry and returns it as a (key, value) pair."""
         k, _ = self._keys.popitem()
         self._keys[k] = None  # del self[k] below removes it again
         val = self[k]
@@ -464,21 +495,27 @@ class ParameterDict(Module):
         return k, val
 
     def get(self, key: str, default=None):
+        """The entry under `key`, or `default` when the key is absent."""
         return self[key] if key in self else default
 
     def fromkeys(self, keys, default=None) -> ParameterDict:
+        """A new ParameterDict with every key in `keys` mapped to `default`."""
         return ParameterDict((k, default) for k in keys)
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._keys.keys()
 
     def items(self):
+        """The (key, value) pairs, in insertion order."""
         return ((k, self[k]) for k in self._keys)
 
     def values(self):
+        """The values, in insertion order."""
         return (self[k] for k in self._keys)
 
     def update(self, parameters) -> None:
+        """Adds or replaces entries from a mapping or an iterable of (key, value) pairs."""
         if not isinstance(parameters, container_abcs.Iterable):
             raise TypeError("ParametersDict.update should be called with an iterable of "
                             "key/value pairs, but got " + type(parameters).__name__)
@@ -492,6 +529,7 @@ class ParameterDict(Module):
             self[key] = parameter
 
     def extra_repr(self) -> str:
+        """The settings ParameterDict shows inside its `repr`, such as its sizes and flags."""
         return "\n".join(_entry_repr(k, p, _typename) for k, p in self.items())
 
     def __call__(self, input):

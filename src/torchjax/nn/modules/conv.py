@@ -76,6 +76,9 @@ class _ConvNd(Module):
         return pad
 
     def reset_parameters(self) -> None:
+        """Re-initializes the weight and bias in place with the scheme used at construction (random
+        draws use torchjax's global generator).
+        """
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
@@ -236,10 +239,14 @@ class Fold(Module):
         self.stride = stride
 
     def forward(self, input):
+        """Applies the Fold layer to `input` (see the class description). Call the module (`m(x)`),
+        not `forward`, so hooks run.
+        """
         return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
                       self.stride)
 
     def extra_repr(self) -> str:
+        """The settings Fold shows inside its `repr`, such as its sizes and flags."""
         return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
                 f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
 
@@ -255,8 +262,12 @@ class Unfold(Module):
         self.stride = stride
 
     def forward(self, input):
+        """Applies the Unfold layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
+        """The settings Unfold shows inside its `repr`, such as its sizes and flags."""
         return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
                 f"padding={self.padding}, stride={self.stride}")

@@ -18,6 +18,9 @@ class PairwiseDistance(Module):
         self.keepdim = keepdim
 
     def forward(self, x1, x2):
+        """Applies the PairwiseDistance layer to `x1` and `x2` (see the class description). Call
+        the module (`m(x)`), not `forward`, so hooks run.
+        """
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
@@ -30,4 +33,7 @@ class CosineSimilarity(Module):
         self.eps = eps
 
     def forward(self, x1, x2):
+        """Applies the CosineSimilarity layer to `x1` and `x2` (see the class description). Call
+        the module (`m(x)`), not `forward`, so hooks run.
+        """
         return F.cosine_similarity(x1, x2, self.dim, self.eps)

@@ -26,6 +26,9 @@ class Dropout(_DropoutNd):
     """Zeroes elements with probability p in training, scaling the rest by 1 / (1 - p)."""
 
     def forward(self, input):
+        """Applies the Dropout layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
@@ -33,6 +36,9 @@ class Dropout1d(_DropoutNd):
     """Zeroes whole channels of (N, C, L) or (C, L) input in training."""
 
     def forward(self, input):
+        """Applies the Dropout1d layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
@@ -40,6 +46,9 @@ class Dropout2d(_DropoutNd):
     """Zeroes whole channels of (N, C, H, W) input in training."""
 
     def forward(self, input):
+        """Applies the Dropout2d layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
@@ -47,6 +56,9 @@ class Dropout3d(_DropoutNd):
     """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input in training."""
 
     def forward(self, input):
+        """Applies the Dropout3d layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
@@ -54,6 +66,9 @@ class AlphaDropout(_DropoutNd):
     """Dropout that keeps the zero mean and unit variance of SELU activations."""
 
     def forward(self, input):
+        """Applies the AlphaDropout layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.alpha_dropout(input, self.p, self.training)
 
 
@@ -61,4 +76,7 @@ class FeatureAlphaDropout(_DropoutNd):
     """AlphaDropout of whole channels."""
 
     def forward(self, input):
+        """Applies the FeatureAlphaDropout layer to `input` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
+        """
         return F.feature_alpha_dropout(input, self.p, self.training)

@@ -16,9 +16,13 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input):
+        """Applies the Flatten layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
+        """The settings Flatten shows inside its `repr`, such as its sizes and flags."""
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
@@ -32,9 +36,13 @@ class Unflatten(Module):
         self.unflattened_size = unflattened_size
 
     def forward(self, input):
+        """Applies the Unflatten layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
+        """The settings Unflatten shows inside its `repr`, such as its sizes and flags."""
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 

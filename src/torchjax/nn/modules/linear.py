@@ -23,6 +23,9 @@ class Identity(Module):
         super().__init__()
 
     def forward(self, input):
+        """Applies the Identity layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return input
 
 
@@ -45,6 +48,9 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initializes Linear's parameters in place, with the same scheme used at construction
+        (drawn from torchjax's global generator).
+        """
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
@@ -52,9 +58,13 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
+        """Applies the Linear layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
+        """The settings Linear shows inside its `repr`, such as its sizes and flags."""
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
@@ -81,6 +91,9 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initializes Bilinear's parameters in place, with the same scheme used at construction
+        (drawn from torchjax's global generator).
+        """
         if self.in1_features <= 0:
             raise ValueError(f"in1_features must be > 0, but got (in1_features="
                              f"{self.in1_features})")
@@ -90,9 +103,13 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
+        """Applies the Bilinear layer to `input1` and `input2` (see the class description). Call
+        the module (`m(x)`), not `forward`, so hooks run.
+        """
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
+        """The settings Bilinear shows inside its `repr`, such as its sizes and flags."""
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
@@ -136,6 +153,8 @@ class LazyModuleMixin:
             f"initialize_parameters is not implemented for {self.__class__.__name__}")
 
     def has_uninitialized_params(self) -> bool:
+        """Whether any parameter or buffer is still uninitialized (waiting for the first forward).
+        """
         return any(is_lazy(t) for t in itertools.chain(self._parameters.values(),
                                                        self._buffers.values()))
 
@@ -165,10 +184,16 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
+        """Re-initializes LazyLinear's parameters in place, with the same scheme used at
+        construction (random draws use torchjax's global generator).
+        """
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
     def initialize_parameters(self, input) -> None:
+        """Called on the first forward: sets `in_features` from the last dimension of `input`,
+        gives the weight and bias their shapes and initializes them.
+        """
         if self.has_uninitialized_params():
             with no_grad():
                 self.in_features = input.shape[-1]

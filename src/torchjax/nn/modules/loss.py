@@ -36,6 +36,9 @@ class L1Loss(_Loss):
     """Mean absolute error."""
 
     def forward(self, input, target):
+        """Computes L1Loss from `input` and `target`, reduced as `reduction` says. Call the module,
+        not `forward`, so hooks run.
+        """
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
@@ -43,6 +46,9 @@ class MSELoss(_Loss):
     """Mean squared error."""
 
     def forward(self, input, target):
+        """Computes MSELoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
+        """
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
@@ -55,6 +61,9 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input, target):
+        """Computes SmoothL1Loss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
+        """
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
@@ -68,6 +77,9 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target):
+        """Computes HuberLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
+        """
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
@@ -80,6 +92,9 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
+        """Computes NLLLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
+        """
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
@@ -105,6 +120,9 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
+        """Computes CrossEntropyLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
+        """
         return F.cross_entropy(input, target, weight=self.weight,
                                ignore_index=self.ignore_index, reduction=self.reduction,
                                label_smoothing=self.label_smoothing)
@@ -114,6 +132,9 @@ class BCELoss(_WeightedLoss):
     """Binary cross entropy of probabilities."""
 
     def forward(self, input, target):
+        """Computes BCELoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
+        """
         return F.binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction)
 
@@ -128,6 +149,9 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
+        """Computes BCEWithLogitsLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
+        """
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
@@ -142,6 +166,9 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input, target):
+        """Computes KLDivLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
+        """
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
@@ -156,6 +183,9 @@ class PoissonNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, log_input, target):
+        """Computes PoissonNLLLoss from `log_input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
+        """
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
                                   eps=self.eps, reduction=self.reduction)
 
@@ -169,6 +199,9 @@ class GaussianNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, input, target, var):
+        """Computes GaussianNLLLoss from `input`, `target` and `var`, reduced as `reduction` says.
+        Call the module, not `forward`, so hooks run.
+        """
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
                                    reduction=self.reduction)
 
@@ -182,6 +215,9 @@ class HingeEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input, target):
+        """Computes HingeEmbeddingLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
+        """
         return F.hinge_embedding_loss(input, target, margin=self.margin,
                                       reduction=self.reduction)
 
@@ -190,6 +226,9 @@ class MultiLabelMarginLoss(_Loss):
     """Multi-label hinge loss against lists of class indices."""
 
     def forward(self, input, target):
+        """Computes MultiLabelMarginLoss from `input` and `target`, reduced as `reduction` says.
+        Call the module, not `forward`, so hooks run.
+        """
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
@@ -197,6 +236,9 @@ class SoftMarginLoss(_Loss):
     """Two-class logistic loss."""
 
     def forward(self, input, target):
+        """Computes SoftMarginLoss from `input` and `target`, reduced as `reduction` says. Call the
+        module, not `forward`, so hooks run.
+        """
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
@@ -204,6 +246,9 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     """Multi-label one-versus-all logistic loss."""
 
     def forward(self, input, target):
+        """Computes MultiLabelSoftMarginLoss from `input` and `target`, reduced as `reduction`
+        says. Call the module, not `forward`, so hooks run.
+        """
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
                                              reduction=self.reduction)
 
@@ -217,6 +262,9 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
+        """Computes CosineEmbeddingLoss from `input1`, `input2` and `target`, reduced as
+        `reduction` says. Call the module, not `forward`, so hooks run.
+        """
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
                                        reduction=self.reduction)
 
@@ -230,6 +278,9 @@ class MarginRankingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
+        """Computes MarginRankingLoss from `input1`, `input2` and `target`, reduced as `reduction`
+        says. Call the module, not `forward`, so hooks run.
+        """
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
                                      reduction=self.reduction)
 
@@ -249,6 +300,9 @@ class MultiMarginLoss(_WeightedLoss):
         self.margin = margin
 
     def forward(self, input, target):
+        """Computes MultiMarginLoss from `input` and `target`, reduced as `reduction` says. Call
+        the module, not `forward`, so hooks run.
+        """
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
                                    weight=self.weight, reduction=self.reduction)
 
@@ -268,6 +322,9 @@ class TripletMarginLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
+        """Computes TripletMarginLoss from `anchor`, `positive` and `negative`, reduced as
+        `reduction` says. Call the module, not `forward`, so hooks run.
+        """
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
 
@@ -287,6 +344,9 @@ class TripletMarginWithDistanceLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
+        """Computes TripletMarginWithDistanceLoss from `anchor`, `positive` and `negative`, reduced
+        as `reduction` says. Call the module, not `forward`, so hooks run.
+        """
         return F.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
@@ -301,5 +361,8 @@ class CTCLoss(_Loss):
         self.zero_infinity = zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
+        """Computes CTCLoss from `log_probs`, `targets`, `input_lengths` and `target_lengths`,
+        reduced as `reduction` says. Call the module, not `forward`, so hooks run.
+        """
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)

@@ -184,6 +184,9 @@ class _IncompatibleKeys(NamedTuple("IncompatibleKeys", [("missing_keys", list),
 
 
 def _forward_unimplemented(self, *input: Any) -> None:
+    """The computation: every subclass overrides it. Call the module (`m(x)`), not `forward`,
+    so that forward pre-hooks and hooks run.
+    """
     raise NotImplementedError(
         f'Module [{type(self).__name__}] is missing the required "forward" function')
 
@@ -226,6 +229,8 @@ class Module:
             super().__init__(*args, **kwargs)
 
     forward: Callable[..., Any] = _forward_unimplemented
+    """The computation: every subclass overrides it. Call the module (`m(x)`), not `forward`,
+    so that forward pre-hooks and hooks run."""
 
     # -- registration ----------------------------------------------------------------------
 

@@ -63,12 +63,18 @@ class _NormBase(Module):
         self.reset_parameters()
 
     def reset_running_stats(self) -> None:
+        """Resets the running mean to zeros, the running variance to ones and the batch count to
+        zero (if running stats are tracked).
+        """
         if self.track_running_stats:
             self.running_mean.zero_()
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
 
     def reset_parameters(self) -> None:
+        """Resets the running statistics and re-initializes the affine weight (ones) and bias
+        (zeros).
+        """
         self.reset_running_stats()
         _reset_affine(self, self.affine)
 
@@ -152,6 +158,9 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
     def forward(self, input):
+        """Applies the SyncBatchNorm layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         hook = ACROSS_PROCESSES[0]
         if self.training and hook is not None:
             out = hook(self, input)
@@ -250,12 +259,19 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initializes LayerNorm's parameters in place, with the same scheme used at
+        construction (random draws use torchjax's global generator).
+        """
         _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input):
+        """Applies the LayerNorm layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
+        """The settings LayerNorm shows inside its `repr`, such as its sizes and flags."""
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
@@ -277,12 +293,19 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initializes GroupNorm's parameters in place, with the same scheme used at
+        construction (random draws use torchjax's global generator).
+        """
         _reset_affine(self, self.affine)
 
     def forward(self, input):
+        """Applies the GroupNorm layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
+        """The settings GroupNorm shows inside its `repr`, such as its sizes and flags."""
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
 
@@ -299,9 +322,13 @@ class LocalResponseNorm(Module):
         self.k = k
 
     def forward(self, input):
+        """Applies the LocalResponseNorm layer to `input` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
+        """
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
+        """The settings LocalResponseNorm shows inside its `repr`, such as its sizes and flags."""
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
@@ -322,12 +349,19 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initializes RMSNorm's parameters in place, with the same scheme used at construction
+        (the weight is refilled with ones).
+        """
         if self.elementwise_affine:
             init.ones_(self.weight)
 
     def forward(self, x):
+        """Applies the RMSNorm layer to `x` (see the class description). Call the module (`m(x)`),
+        not `forward`, so hooks run.
+        """
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
+        """The settings RMSNorm shows inside its `repr`, such as its sizes and flags."""
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")

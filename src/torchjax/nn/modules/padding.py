@@ -138,6 +138,7 @@ class _ZeroPad:
         super().__init__(padding, 0.0)
 
     def extra_repr(self) -> str:
+        """The padding, as shown inside the module's `repr`."""
         return f"{self.padding}"
 
 

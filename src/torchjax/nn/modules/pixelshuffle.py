@@ -16,9 +16,13 @@ class PixelShuffle(Module):
         self.upscale_factor = upscale_factor
 
     def forward(self, input):
+        """Applies the PixelShuffle layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self) -> str:
+        """The settings PixelShuffle shows inside its `repr`, such as its sizes and flags."""
         return f"upscale_factor={self.upscale_factor}"
 
 
@@ -30,9 +34,13 @@ class PixelUnshuffle(Module):
         self.downscale_factor = downscale_factor
 
     def forward(self, input):
+        """Applies the PixelUnshuffle layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self) -> str:
+        """The settings PixelUnshuffle shows inside its `repr`, such as its sizes and flags."""
         return f"downscale_factor={self.downscale_factor}"
 
 
@@ -44,7 +52,11 @@ class ChannelShuffle(Module):
         self.groups = groups
 
     def forward(self, input):
+        """Applies the ChannelShuffle layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self) -> str:
+        """The settings ChannelShuffle shows inside its `repr`, such as its sizes and flags."""
         return f"groups={self.groups}"

@@ -114,12 +114,18 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list:
+        """The parameters as one list per layer and direction, in PyTorch's order (weight_ih,
+        weight_hh, biases, projection).
+        """
         return [[getattr(self, n) for n in names] for names in self._all_weights]
 
     def flatten_parameters(self) -> None:
         """A no-op: there is no cuDNN weight buffer to compact."""
 
     def reset_parameters(self) -> None:
+        """Re-initializes RNNBase's parameters in place, with the same scheme used at construction
+        (drawn from torchjax's global generator).
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
@@ -127,6 +133,9 @@ class RNNBase(Module):
     # -- checks ------------------------------------------------------------------------------
 
     def check_input(self, input, batch_sizes) -> None:
+        """Raises if `input` has the wrong dtype or number of dimensions, or a last dimension other
+        than `input_size`.
+        """
         w_dtype = self._flat_weights[0].dtype
         if input.dtype != w_dtype:
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
@@ -145,20 +154,30 @@ class RNNBase(Module):
         return input.size(0) if self.batch_first else input.size(1)
 
     def get_expected_hidden_size(self, input, batch_sizes) -> tuple[int, int, int]:
+        """The hidden-state shape `forward` expects for this input: (layers x directions, batch,
+        hidden or projection size).
+        """
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, self._mini_batch(input, batch_sizes),
                 self.proj_size if self.proj_size > 0 else self.hidden_size)
 
     def check_hidden_size(self, hx, expected_hidden_size,
                           msg: str = "Expected hidden size {}, got {}") -> None:
+        """Raises a RuntimeError (with `msg`) if `hx` does not have the shape
+        `expected_hidden_size`.
+        """
         if tuple(hx.size()) != tuple(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
     def check_forward_args(self, input, hidden, batch_sizes) -> None:
+        """Checks the input and the hidden state's shape before `forward` runs."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     def permute_hidden(self, hx, permutation):
+        """Reorders the batch dimension of the hidden state `hx` by `permutation` (used with
+        unsorted packed sequences).
+        """
         return _permute(hx, permutation)
 
     def _zeros(self, input, batch: int, size: int):
@@ -235,6 +254,7 @@ class RNNBase(Module):
         return output, hidden
 
     def extra_repr(self) -> str:
+        """The settings RNNBase shows inside its `repr`, such as its sizes and flags."""
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size != 0:
             s += f", proj_size={self.proj_size}"
@@ -287,11 +307,17 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes) -> tuple[int, int, int]:
+        """The cell-state shape `forward` expects for this input: (layers x directions, batch,
+        hidden_size).
+        """
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, self._mini_batch(input, batch_sizes),
                 self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes) -> None:
+        """Checks the input and the shapes of both the hidden and the cell state before `forward`
+        runs.
+        """
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
                                "Expected hidden[0] size {}, got {}")
@@ -366,6 +392,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def extra_repr(self) -> str:
+        """The settings RNNCellBase shows inside its `repr`, such as its sizes and flags."""
         s = f"{self.input_size}, {self.hidden_size}"
         if self.bias is not True:
             s += f", bias={self.bias}"
@@ -375,6 +402,9 @@ class RNNCellBase(Module):
         return s
 
     def reset_parameters(self) -> None:
+        """Re-initializes RNNCellBase's parameters in place, with the same scheme used at
+        construction (random draws use torchjax's global generator).
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
@@ -458,6 +488,9 @@ class LSTMCell(RNNCellBase):
                          dtype=dtype)
 
     def forward(self, input, hx=None):
+        """Applies the LSTMCell layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         states = () if hx is None else tuple((f"hx[{i}]", h) for i, h in enumerate(hx))
         batched, input = self._prepare(input, states)
         if hx is None:

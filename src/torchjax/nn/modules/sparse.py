@@ -35,6 +35,9 @@ def _check_pretrained(embeddings):
 
 class _EmbeddingBase(Module):
     def reset_parameters(self) -> None:
+        """Refills the weight from a standard normal (torchjax's global generator) and zeroes the
+        `padding_idx` row.
+        """
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
@@ -72,10 +75,14 @@ class Embedding(_EmbeddingBase):
         self.sparse = sparse
 
     def forward(self, input):
+        """Applies the Embedding layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
+        """The settings Embedding shows inside its `repr`, such as its sizes and flags."""
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
@@ -119,12 +126,16 @@ class EmbeddingBag(_EmbeddingBase):
         self.include_last_offset = include_last_offset
 
     def forward(self, input, offsets=None, per_sample_weights=None):
+        """Applies the EmbeddingBag layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq, self.mode, self.sparse,
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
         # PyTorch formats these fields with repr(): mode='mean'
+        """The settings EmbeddingBag shows inside its `repr`, such as its sizes and flags."""
         s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
         if self.max_norm is not None:
             s += f", max_norm={self.max_norm!r}"

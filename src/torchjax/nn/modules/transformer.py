@@ -92,6 +92,9 @@ class Transformer(Module):
                 src_key_padding_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
+        """Applies the Transformer layer to `src` and `tgt` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
+        """
         is_batched = src.dim() == 3
         batch_dim = 0 if self.batch_first else 1
         if is_batched and src.size(batch_dim) != tgt.size(batch_dim):
@@ -163,6 +166,9 @@ class TransformerEncoder(Module):
             self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        """Applies the TransformerEncoder layer to `src` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
+        """
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(mask), "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
@@ -190,6 +196,9 @@ class TransformerDecoder(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        """Applies the TransformerDecoder layer to `tgt` and `memory` (see the class description).
+        Call the module (`m(x)`), not `forward`, so hooks run.
+        """
         seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
         output = tgt
@@ -236,6 +245,9 @@ class TransformerEncoderLayer(Module):
         self.activation = activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        """Applies the TransformerEncoderLayer layer to `src` (see the class description). Call the
+        module (`m(x)`), not `forward`, so hooks run.
+        """
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(src_mask), "src_mask", src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
@@ -288,6 +300,9 @@ class TransformerDecoderLayer(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        """Applies the TransformerDecoderLayer layer to `tgt` and `memory` (see the class
+        description). Call the module (`m(x)`), not `forward`, so hooks run.
+        """
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)

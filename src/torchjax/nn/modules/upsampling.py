@@ -26,10 +26,14 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input):
+        """Applies the Upsample layer to `input` (see the class description). Call the module
+        (`m(x)`), not `forward`, so hooks run.
+        """
         return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
                              recompute_scale_factor=self.recompute_scale_factor)
 
     def extra_repr(self) -> str:
+        """The settings Upsample shows inside its `repr`, such as its sizes and flags."""
         if self.scale_factor is not None:
             info = f"scale_factor={self.scale_factor!r}"
         else:

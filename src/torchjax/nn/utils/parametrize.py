@@ -153,6 +153,9 @@ class ParametrizationList(ModuleList):
                 _maybe_set(original_i, tensor)
 
     def forward(self) -> Tensor:
+        """Computes the parametrized tensor: the first parametrization applied to the original
+        tensor(s), then each later one in turn.
+        """
         if self.is_tensor:
             x = self[0](self.original)
         else:

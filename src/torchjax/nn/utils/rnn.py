@@ -64,37 +64,49 @@ class PackedSequence(PackedSequence_):
         return type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
 
     def cuda(self, device=None, non_blocking=False):
+        """This PackedSequence with its data moved to `device` (a CUDA device by default) via `to`.
+        """
         return self.to("cuda" if device is None else device)
 
     def cpu(self):
+        """This PackedSequence with its data on the CPU."""
         return self.to("cpu")
 
     def double(self):
+        """This PackedSequence with its data cast to float64."""
         return self.to(dtype=_dtypes.float64)
 
     def float(self):
+        """This PackedSequence with its data cast to float32."""
         return self.to(dtype=_dtypes.float32)
 
     def half(self):
+        """This PackedSequence with its data cast to float16."""
         return self.to(dtype=_dtypes.float16)
 
     def long(self):
+        """This PackedSequence with its data cast to int64."""
         return self.to(dtype=_dtypes.int64)
 
     def int(self):
+        """This PackedSequence with its data cast to int32."""
         return self.to(dtype=_dtypes.int32)
 
     def short(self):
+        """This PackedSequence with its data cast to int16."""
         return self.to(dtype=_dtypes.int16)
 
     def char(self):
+        """This PackedSequence with its data cast to int8."""
         return self.to(dtype=_dtypes.int8)
 
     def byte(self):
+        """This PackedSequence with its data cast to uint8."""
         return self.to(dtype=_dtypes.uint8)
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the data is on a CUDA device."""
         return self.data.is_cuda
 
 

@@ -55,6 +55,9 @@ class _DatasetKind:
 
     @staticmethod
     def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        """Makes the object that fetches a batch from `dataset` (map-style or iterable) for the
+        loader.
+        """
         return _worker.create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last)
 
 
@@ -169,6 +172,9 @@ class DataLoader(Generic[_T_co]):
 
     @property
     def multiprocessing_context(self):
+        """The multiprocessing context the worker processes are started with (None for the
+        default).
+        """
         return self.__multiprocessing_context
 
     @multiprocessing_context.setter

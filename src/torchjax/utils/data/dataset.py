@@ -111,6 +111,7 @@ class ConcatDataset(Dataset[_T_co]):
 
     @staticmethod
     def cumsum(sequence) -> list:
+        """The running totals of the lengths of the datasets in `sequence`."""
         return list(itertools.accumulate(len(d) for d in sequence))
 
     def __init__(self, datasets: Iterable[Dataset]) -> None:
@@ -136,6 +137,7 @@ class ConcatDataset(Dataset[_T_co]):
 
     @property
     def cummulative_sizes(self):
+        """Deprecated spelling of `cumulative_sizes` (warns)."""
         warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
                       FutureWarning, stacklevel=2)
         return self.cumulative_sizes

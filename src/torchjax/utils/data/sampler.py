@@ -79,6 +79,9 @@ class RandomSampler(Sampler[int]):
     @property
     def num_samples(self) -> int:
         # read len(data_source) lazily: the dataset may change size after construction
+        """How many indices one pass yields: `num_samples` if given, otherwise the dataset's
+        current length.
+        """
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
