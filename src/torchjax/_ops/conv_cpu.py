@@ -150,25 +150,31 @@ def cpu_conv(x, w, stride, padding, dilation, groups):
     out = _out_sizes(x.shape[2:], w.shape[2:], stride, [(p, p) for p in padding], dilation)
     forward = functools.partial(_padded_forward, stride=stride, padding=padding,
                                 dilation=dilation, groups=groups)
+    return _with_tap_jvp(forward, lambda x, dw: _by_taps(x, dw, stride, padding, dilation,
+                                                          groups, out))(x, w)
+
+
+def _with_tap_jvp(forward, weight_tangent):
+    """forward(x, w) as a custom_jvp whose tangent is forward(dx, w) + weight_tangent(x, dw):
+    plain JAX ops, linear in the tangents, which JAX transposes for reverse mode."""
 
     @jax.custom_jvp
     def conv(x, w):
         return forward(x, w)
 
     def conv_jvp(primals, tangents):
-        # plain JAX ops, linear in the tangents: JAX transposes them for reverse mode
         x, w = primals
         dx, dw = tangents
         terms = []
         if not isinstance(dx, SymbolicZero):
             terms.append(forward(dx, w))
         if not isinstance(dw, SymbolicZero):
-            terms.append(_by_taps(x, dw, stride, padding, dilation, groups, out))
+            terms.append(weight_tangent(x, dw))
         y = forward(x, w)
         return y, functools.reduce(jnp.add, terms) if terms else jnp.zeros_like(y)
 
     conv.defjvp(conv_jvp, symbolic_zeros=True)
-    return conv(x, w)
+    return conv
 
 
 def _by_taps_transposed(x, w, stride, padding, dilation, groups, out):
@@ -202,24 +208,8 @@ def cpu_conv_transposed(x, w, stride, padding, dilation, output_padding, groups)
                                         output_padding)]
     forward = functools.partial(lax_conv_transposed, stride=stride, padding=padding,
                                 dilation=dilation, output_padding=output_padding, groups=groups)
-
-    @jax.custom_jvp
-    def conv(x, w):
-        return forward(x, w)
-
-    def conv_jvp(primals, tangents):
-        x, w = primals
-        dx, dw = tangents
-        terms = []
-        if not isinstance(dx, SymbolicZero):
-            terms.append(forward(dx, w))
-        if not isinstance(dw, SymbolicZero):
-            terms.append(_by_taps_transposed(x, dw, stride, padding, dilation, groups, out))
-        y = forward(x, w)
-        return y, functools.reduce(jnp.add, terms) if terms else jnp.zeros_like(y)
-
-    conv.defjvp(conv_jvp, symbolic_zeros=True)
-    return conv(x, w)
+    return _with_tap_jvp(forward, lambda x, dw: _by_taps_transposed(
+        x, dw, stride, padding, dilation, groups, out))(x, w)
 
 
 # -- the choice -------------------------------------------------------------------------------
