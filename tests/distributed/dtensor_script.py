@@ -134,6 +134,81 @@ def compiled_step_keeps_shardings():
     np.testing.assert_allclose(f(x).item(), eager.item(), rtol=1e-5)
 
 
+def same_as_eager(eager, got):
+    """got (a compiled call's result) is eager's: class, placements, values, and an array
+    laid out as its placements say."""
+    from torchjax.distributed.tensor._placements import sharding_of
+    assert type(got) is type(eager), (type(got), type(eager))
+    np.testing.assert_allclose(got.detach().numpy(), eager.detach().numpy(), rtol=1e-5,
+                               atol=1e-5)
+    if isinstance(eager, DTensor):
+        assert got.placements == eager.placements, (got.placements, eager.placements)
+        assert got.device_mesh is eager.device_mesh
+        want = getattr(eager, "_sharding", None) or sharding_of(
+            got.device_mesh, got.placements, tuple(got.shape))
+        assert got._data.sharding.is_equivalent_to(want, got.ndim), got._data.sharding
+    assert got._data.sharding.is_equivalent_to(eager._data.sharding, got.ndim)
+
+
+@check
+def compiled_dtensors_keep_placements():
+    """Inside torchjax.compile, ops on DTensors give DTensors whose placements (read from
+    the inputs' placements) are the ones eager mode gives, and the program's arrays carry
+    them; parameters an optimizer updates inside the step stay DTensors laid out as before."""
+    from torchjax.distributed.tensor.parallel import ColwiseParallel, parallelize_module
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("dp",))
+    x = distribute_tensor(torch.randn(16, 8), mesh, [Shard(0)])
+    w = distribute_tensor(torch.randn(8, 4), mesh, [Replicate()])
+    c = distribute_tensor(torch.randn(8, 16), mesh, [Shard(1)])
+
+    def f(x, w, c):
+        y = (x @ w).relu() * 2
+        return y, y.sum(), x.sum(0), w + 1, x.t() @ x, c @ x, x.t(), (x + 1).mean()
+
+    eager, got = f(x, w, c), torch.compile(f)(x, w, c)
+    assert [e.placements for e in eager] == [
+        (Shard(0),), (Partial(),), (Partial(),), (Replicate(),), (Partial(),), (Partial(),),
+        (Shard(1),), (Partial("avg"),)]
+    for e, g in zip(eager, got):
+        same_as_eager(e, g)
+
+    # a Linear under parallelize_module, on a plain and on a replicated DTensor input
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(8, 16)
+    parallelize_module(lin, mesh, ColwiseParallel())
+    compiled = torch.compile(lin)
+    for inp in (torch.randn(4, 8), distribute_tensor(torch.randn(4, 8), mesh, [Replicate()])):
+        same_as_eager(lin(inp), compiled(inp))
+
+    # optimizer steps over a DTensor leaf and tensor-parallel parameters, eager and compiled
+    def train(compiled):
+        torch.manual_seed(1)
+        leaf = distribute_tensor(torch.randn(8, 4), mesh, [Shard(0)]).requires_grad_()
+        model = torch.nn.Linear(4, 16)
+        parallelize_module(model, mesh, ColwiseParallel())
+        opt = torch.optim.Adam([leaf, *model.parameters()], lr=0.1)
+
+        def step(inp):
+            opt.zero_grad()
+            loss = (inp @ leaf).pow(2).sum() + model(inp @ leaf).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        run_step = torch.compile(step) if compiled else step
+        inp = distribute_tensor(torch.randn(16, 8), mesh, [Shard(0)])
+        losses = [run_step(inp) for _ in range(3)]
+        return losses, [leaf, model.weight, model.bias], opt
+
+    (el, ep, eo), (gl, gp, go) = train(False), train(True)
+    for e, g in zip(el, gl):
+        same_as_eager(e, g)
+    for e, g in zip(ep, gp):
+        same_as_eager(e, g)
+        same_as_eager(e.grad, g.grad)
+        for k in ("exp_avg", "exp_avg_sq"):
+            same_as_eager(eo.state[e][k], go.state[g][k])
+
+
 @check
 def uneven_shards_follow_torch_chunk():
     """A dim that does not split evenly: JAX refuses uneven shardings, so the dim is held

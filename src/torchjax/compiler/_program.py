@@ -123,7 +123,7 @@ class Program:
         for w, has_value in self.writes:
             if has_value and w.__class__ is TensorWrite:
                 self._data_writes.append((w.t, r))
-            elif has_value and w.__class__ is GradWrite:
+            elif has_value and w.__class__ is GradWrite and w.tag is None:
                 self._grad_writes.append((w.t, r))
             else:
                 self._other_writes.append((w, r if has_value else None))
@@ -198,6 +198,8 @@ class Program:
             raw = raw[n:]
             if self.spent is not None and STATE.grad_enabled:
                 _mark_spent(outs, self.spent, self._spent_node)
+        for i, tag in self.traced.out_tags:  # DTensors the step returned (distributed.tensor)
+            tag.apply(outs[i])
         self.executions += 1
         # the writes back, the common kinds inline (a small step's Python is its cost)
         for i, r in self._data_writes:

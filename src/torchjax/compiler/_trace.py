@@ -44,6 +44,11 @@ from ._breaks import GraphBreak, sticky
 # program over every process (`jit(fun, donate_argnums, program)`): distributed/_per_rank.py
 SPMD = [None]
 
+# torchjax.distributed.tensor sets this to its `layout(t) -> (array, tag)`: for a DTensor the
+# program returns or writes back, its array constrained to the layout its placements say and
+# a tag whose `apply(tensor)` makes the program's result that DTensor again (None otherwise)
+LAYOUT = [None]
+
 OUT = object()  # marks a tensor output's place among the result's leaves
 
 # -- writes: where a value the program returns goes back -------------------------------------
@@ -66,15 +71,17 @@ class TensorWrite:
 
 
 class GradWrite:
-    """A parameter's .grad became a new tensor (the first backward after zero_grad)."""
+    """A parameter's .grad became a new tensor (the first backward after zero_grad); tag:
+    the DTensor it is (LAYOUT), or None."""
 
-    __slots__ = ("t",)
+    __slots__ = ("t", "tag")
 
-    def __init__(self, t):
-        self.t = t
+    def __init__(self, t, tag=None):
+        self.t, self.tag = t, tag
 
     def put(self, known, value):
-        known[self.t]._grad = Tensor._wrap(value)
+        g = Tensor._wrap(value)
+        known[self.t]._grad = self.tag.apply(g) if self.tag is not None else g
 
 
 class GradClear:
@@ -103,13 +110,14 @@ class DictWrite:
 class OptStateWrite:
     """Optimizer state created by the step (the first step makes it lazily)."""
 
-    __slots__ = ("opt", "p", "key")
+    __slots__ = ("opt", "p", "key", "tag")
 
-    def __init__(self, opt, p, key):
-        self.opt, self.p, self.key = opt, p, key
+    def __init__(self, opt, p, key, tag=None):
+        self.opt, self.p, self.key, self.tag = opt, p, key, tag
 
     def put(self, known, value):
-        self.opt.state[known[self.p]][self.key] = Tensor._wrap(value)
+        v = Tensor._wrap(value)
+        self.opt.state[known[self.p]][self.key] = self.tag.apply(v) if self.tag else v
 
 
 # -- inputs the trace discovered while running -----------------------------------------------
@@ -230,7 +238,8 @@ class Traced:
 
     __slots__ = ("jaxpr", "const_slots", "n_known", "array_of", "writes", "out_spec",
                  "out_template", "out_requires_grad", "out_reach", "backward_ran", "draws",
-                 "scheduler_steps", "n_outputs", "input_positions", "out_long32")
+                 "scheduler_steps", "n_outputs", "input_positions", "out_long32",
+                 "out_tags")
 
     @property
     def differentiable_outputs(self) -> bool:
@@ -384,12 +393,15 @@ def trace(fn, args, kwargs, known, src) -> Traced:
                              f"made by {type(outside[0]).__name__} outside it; pass a tensor "
                              "without history (detach it, or compute it inside the function)")
         leaves, spec = tree_flatten(out)
-        outs, template, out_rg, reach, long32 = [], [], [], [], []
+        outs, template, out_rg, reach, long32, tags = [], [], [], [], [], []
         for x in leaves:
             if isinstance(x, Tensor):
                 if x.__dict__.get("_long32", False):  # _device_dtypes: an int64 held as int32
                     long32.append(len(outs))
-                outs.append(x._data)
+                data, tag = _layout_of(x)
+                if tag is not None:
+                    tags.append((len(outs), tag))
+                outs.append(data)
                 out_rg.append(x._requires_grad)
                 reach.append(_reach(x))
                 template.append(OUT)
@@ -400,7 +412,7 @@ def trace(fn, args, kwargs, known, src) -> Traced:
         for gen, st in rng.items():
             st.append(gen._offset)  # draws made = offset now - offset at the first draw
         result.update(spec=spec, template=template, out_rg=out_rg, reach=reach, writes=writes,
-                      n_outputs=len(outs), long32=tuple(long32))
+                      n_outputs=len(outs), long32=tuple(long32), tags=tuple(tags))
         return outs, values
 
     prev = (_optimizer.HYPER_HOOK, _random.DRAW_HOOK, _lr_scheduler.STEP_HOOK,
@@ -437,6 +449,7 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     tr.out_template = result["template"]
     tr.out_requires_grad = result["out_rg"]
     tr.out_long32 = result["long32"]
+    tr.out_tags = result["tags"]
     # the tape, not JAX's derivative, says which inputs a compiled forward's outputs reach
     # (sign(x) has a zero derivative, but eager's output requires grad and x gets zeros):
     # per output, the indices of the known tensors (a later call passes other objects) and
@@ -469,6 +482,10 @@ def trace(fn, args, kwargs, known, src) -> Traced:
     return tr
 
 
+def _layout_of(t):
+    return LAYOUT[0](t) if LAYOUT[0] is not None else (t._data, None)
+
+
 def _writes(known, array_of, tracers, grads0, modules, src, opt_state0, extras, ids):
     """(write targets, their values) for every change the step made to outside state."""
     writes, values = [], []
@@ -481,7 +498,7 @@ def _writes(known, array_of, tracers, grads0, modules, src, opt_state0, extras, 
 
     for i, t in enumerate(known):
         if t._data is not tracers[array_of[i]] and (t._base is None or id(t._base) not in ids):
-            add(TensorWrite(i), t._data)
+            add(TensorWrite(i), _layout_of(t)[0])
         g0, g = grads0[i], t._grad
         if g is g0 and g is not None and id(g) not in ids and _is_traced(g._data):
             raise GraphBreak("backward() adds to the .grad of an argument that has one already; "
@@ -491,7 +508,8 @@ def _writes(known, array_of, tracers, grads0, modules, src, opt_state0, extras, 
             if g is None:
                 add(GradClear(i), None)
             elif id(g) not in ids:
-                add(GradWrite(i), g._data)
+                data, tag = _layout_of(g)
+                add(GradWrite(i, tag), data)
     for t, a in list(extras.values()):
         if t._data is not a:
             raise GraphBreak("an in-place change to a tensor the compiled function reached "
@@ -515,7 +533,8 @@ def _writes(known, array_of, tracers, grads0, modules, src, opt_state0, extras, 
             for k, v in st.items():
                 if isinstance(v, Tensor):
                     if old is None or old[1].get(k) is not v:
-                        add(OptStateWrite(opt, ids[id(p)], k), v._data)
+                        data, tag = _layout_of(v)
+                        add(OptStateWrite(opt, ids[id(p)], k, tag), data)
                 elif old is not None and old[1].get(k, v) != v:
                     raise GraphBreak(f"{type(opt).__name__} keeps a Python number in its state "
                                      f"({k!r}) that changes every step")

@@ -13,9 +13,15 @@ held reduced), so those mesh dims are marked Partial as PyTorch's would be.
 Installed as a result hook (torchjax._result_hooks) when this module is imported. Which
 inputs count: DTensors that are not parameters. Parameters laid out by fully_shard and
 parallelize_module stand for PyTorch's, which those wrappers turn into plain tensors inside
-forward, so activations stay plain Tensors as they are in PyTorch. Inside torchjax.compile
-the values are traced and have no sharding to read: results stay plain Tensors there (the
-program is still one SPMD program).
+forward, so activations stay plain Tensors as they are in PyTorch.
+
+Inside torchjax.compile the values are traced and have no sharding to read yet (XLA picks
+the layouts when it compiles the whole program), so the placements come from the inputs'
+placements by the same propagation (_traced_base): elementwise and broadcast keep Shard(d),
+a matmul keeps its left side's row and right side's column shards, anything else is
+Replicate, then the same Partial rules. The compiler constrains every DTensor the program
+returns or writes back to the layout its placements say (layout(), _trace.LAYOUT), so the
+arrays a compiled call gives carry exactly the reported placements.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from jax.sharding import NamedSharding
 
 from ... import _result_hooks
 from ..._tensor import Tensor
+from ...compiler import _trace
+from .._reshard import place_array
 from ._dtensor import DTensor
-from ._placements import Partial, Replicate, Shard, placements_of
+from ._placements import Partial, Replicate, Shard, placements_of, sharding_of
 
 # reductions whose result over a sharded dim PyTorch leaves Partial (its linear reductions)
 _REDUCE = {"sum": "sum", "nansum": "sum", "mean": "avg", "amax": "max", "amin": "min",
@@ -54,10 +62,12 @@ def _same_mesh(sharding, mesh) -> bool:
             sharding.mesh.devices.shape == mesh.jax_mesh.devices.shape)
 
 
-def _output_placements(name: str, mesh, dts: list, others: list, out: Tensor) -> tuple:
-    sharding = out._data.sharding
-    base = (placements_of(mesh, sharding, out.ndim) if _same_mesh(sharding, mesh)
-            else (Replicate(),) * mesh.ndim)
+def _output_placements(name: str, mesh, dts: list, others: list, out: Tensor,
+                       base=None) -> tuple:
+    if base is None:
+        sharding = out._data.sharding
+        base = (placements_of(mesh, sharding, out.ndim) if _same_mesh(sharding, mesh)
+                else (Replicate(),) * mesh.ndim)
     result = []
     for m, p in enumerate(base):
         same = [d for d in dts if d._mesh.jax_mesh == mesh.jax_mesh]
@@ -91,8 +101,12 @@ def _contracted_shards(name: str, dts: list, m: int) -> bool:
 
 
 def _split(d, axis: str) -> bool:
-    """Whether d's array is split over mesh axis `axis`."""
-    spec = getattr(d._data.sharding, "spec", ())
+    """Whether d's array is split over mesh axis `axis` (traced: whether its placements
+    split it, as the compiled program lays it out)."""
+    if isinstance(d._data, jax.core.Tracer):
+        spec = sharding_of(d._mesh, d._placements, tuple(d.shape)).spec
+    else:
+        spec = getattr(d._data.sharding, "spec", ())
     return any(axis == e or (isinstance(e, tuple) and axis in e) for e in spec)
 
 
@@ -131,15 +145,95 @@ def after_op(name: str, dyn: tuple, result):
         raise RuntimeError(f"aten.{name}: got mixed torch.Tensor and DTensor, need to convert "
                            f"all torch.Tensor to DTensor before calling distributed operators!")
     outs = _flat(result, [])
-    if any(isinstance(t._data, jax.core.Tracer) for t in outs):
-        return result  # traced (torchjax.compile): XLA lays out the program
     mesh = dts[0]._mesh
+    traced = any(isinstance(t._data, jax.core.Tracer) for t in outs)
     for t in outs:
         if type(t) is Tensor:
+            # parameters laid out on the mesh count here: XLA's propagation reads them too
+            base = (_traced_base(name, mesh, [d for d in ins if isinstance(d, DTensor)], t)
+                    if traced else None)
             t.__class__ = DTensor
             t._mesh = mesh
-            t._placements = _output_placements(name, mesh, dts, others, t)
+            t._placements = _output_placements(name, mesh, dts, others, t, base)
     return result
 
 
+def _traced_base(name: str, mesh, dts: list, out: Tensor) -> tuple:
+    """The Shard/Replicate placements XLA's propagation gives an op's result, from its
+    inputs' placements (inside torchjax.compile, where no array has a sharding yet)."""
+    same = [d for d in dts if d._mesh.jax_mesh == mesh.jax_mesh]
+    base = []
+    for m in range(mesh.ndim):
+        p = Replicate()
+        for k, d in enumerate(same):
+            q = d._placements[m]
+            if not isinstance(q, Shard) or not _split(d, mesh._dims[m]):
+                continue
+            if name in _CONTRACT:
+                dim = _contract_dim(name, k, d, q.dim, out)
+            elif name == "t" or (name == "transpose" and d.ndim == 2 and out.shape != d.shape):
+                dim = d.ndim - 1 - q.dim  # the one transpose of a matrix: shards swap
+            else:
+                dim = _broadcast_dim(d, q.dim, out)
+            if dim is not None:
+                p = Shard(dim)
+                break
+        base.append(p)
+    return tuple(base)
+
+
+def _broadcast_dim(d, dim: int, out: Tensor):
+    """Where d's dim lands in out when out is d broadcast (elementwise ops, in-place-like
+    copies): the same size, aligned from the right. None when the op changed the shape
+    there (a reduction, a view): the result is then taken as replicated."""
+    at = dim + out.ndim - d.ndim
+    if out.ndim >= d.ndim and tuple(out.shape[out.ndim - d.ndim:]) == tuple(d.shape):
+        return at
+    return None
+
+
+def _contract_dim(name: str, k: int, d, dim: int, out: Tensor):
+    """Where a matmul keeps its operand's shard: the left side's rows (and batch dims), the
+    right side's columns (a linear's weight rows); a contracted dim gives none."""
+    if k == 0:
+        if d.ndim >= 2 and dim < d.ndim - 1:
+            return dim + out.ndim - d.ndim
+        return None
+    if k != 1:
+        return None
+    cols = 0 if name == "linear" else d.ndim - 1
+    if d.ndim >= 2 and dim == cols:
+        return out.ndim - 1
+    if name != "linear" and d.ndim > 2 and dim < d.ndim - 2:
+        return dim + out.ndim - d.ndim  # a batch dim of bmm/matmul
+    return None
+
+
+class _Tag:
+    """What makes a compiled program's result array the DTensor the trace returned."""
+
+    __slots__ = ("mesh", "placements")
+
+    def __init__(self, mesh, placements):
+        self.mesh, self.placements = mesh, placements
+
+    def apply(self, t: Tensor) -> Tensor:
+        t.__class__ = DTensor
+        t._mesh, t._placements = self.mesh, self.placements
+        return t
+
+
+def layout(t: Tensor):
+    """(t's array, None), or for a DTensor (its array constrained to the layout its
+    placements say, its _Tag): the compiler's hook for every tensor a program returns or
+    writes back (_trace.LAYOUT), so the arrays carry the placements the tensors report."""
+    if not isinstance(t, DTensor):
+        return t._data, None
+    # a parameter laid out by fully_shard / parallelize_module keeps its own sharding
+    sharding = getattr(t, "_sharding", None) or sharding_of(t._mesh, t._placements,
+                                                            tuple(t.shape))
+    return place_array(t._data, sharding), _Tag(t._mesh, t._placements)
+
+
 _result_hooks.install(after_op)
+_trace.LAYOUT[0] = layout
