@@ -20,6 +20,7 @@ from .._autocast import STATE as AUTOCAST
 from .._autograd.grad_mode import STATE
 from .._functionalize import tree_flatten
 from .._tensor import Tensor
+from .._tensor import _ArrayImpl as ArrayImpl
 from .._x64 import scope
 from ..nn.modules.module import Module
 from ..optim.lr_scheduler import LRScheduler
@@ -70,6 +71,9 @@ class CompiledFunction:
         self._specs: dict = {}
         self._guard = self._guard_sig = self._walked = self._guard_scalars = None
         self._guard_builds = 0
+        # (key, guard, program, argument keys, grad mode, autocast key) of the last call the
+        # guard accepted, tensors only: see _express_known
+        self._express = None
         functools.update_wrapper(self, fn, updated=())
 
     # -- introspection -------------------------------------------------------------------------
@@ -95,6 +99,12 @@ class CompiledFunction:
         if config.disabled[0] or _TRACING[0]:
             # inside another compiled function's trace the code is simply part of that trace
             return self._fn(*args, **kwargs)
+        ex = self._express
+        if ex is not None and not kwargs:
+            known = _express_known(ex, args)
+            if known is not None:
+                with scope():
+                    return self._run(ex[0], args, kwargs, args, known, None, ex[2])
         guard = self._guard
         if not kwargs and all(type(a) is Tensor for a in args):
             # the usual call, tensors only: its spec depends on the count alone
@@ -127,6 +137,12 @@ class CompiledFunction:
         key = (spec, tuple(_input_key(x) for x in leaves), STATE.grad_enabled, n_unique,
                state_sig, AUTOCAST.key, scalars)
         program = self._programs.get(key)
+        self._express = None
+        if src is None and program is not None and program is not _EAGER \
+                and inputs is args and not kwargs:
+            # the guard accepted a tensors-only call of a known program: the next such call
+            # with the same argument keys skips building and looking up the key
+            self._express = (key, guard, program, key[1], STATE.grad_enabled, AUTOCAST.key)
         # the step is traced and run in torchjax's x64 scope, as its ops run eagerly: one
         # trace sees one x64 setting, and the program keeps PyTorch's 64-bit dtypes
         with scope():
@@ -136,7 +152,7 @@ class CompiledFunction:
         """Build the fast path for this state (see _guard) once the same signature has
         been walked twice in a row, within a budget: state that changes on every call
         keeps the walk."""
-        self._guard = None
+        self._guard = self._express = None
         if (state_sig, scalars) != self._walked or self._src is not src \
                 or self._guard_builds >= 8:
             self._walked = (state_sig, scalars)
@@ -164,6 +180,7 @@ class CompiledFunction:
                 _logs.log("recompiles", "Recompiling function %s: a state tensor's shape, "
                           "dtype or device changed", self._name)
             del self._programs[key]
+            self._express = None
             if src is None:
                 src = self._sources(args, kwargs)
             program, known = self._compile(key, args, kwargs, inputs, known, src, log=False)
@@ -296,7 +313,7 @@ class CompiledFunction:
 
     def reset(self) -> None:
         """Drops every compiled program and guard, so the next call traces and compiles again."""
-        self._guard = self._walked = None
+        self._guard = self._walked = self._express = None
         self._programs.clear()
         self._last_key = None
         self._limit_hit = False
@@ -309,6 +326,25 @@ def _input_key(x):
         # adds to it (which the trace refuses: see trace's input_grads)
         return (x._data.aval, x._requires_grad, x._grad is not None)
     return _value_key(x)
+
+
+def _express_known(ex, args):
+    """The known tensors of a call whose key is ex's own, or None: the same grad and
+    autocast modes, tensor arguments with the same argument keys (a concrete array, not a
+    tracer: _input_key), and the guard accepting the state (which checks the scalars, the
+    state signature and that no tensor comes twice, the rest of the key)."""
+    _, guard, _, arg_keys, grad_enabled, autocast = ex
+    if len(args) != len(arg_keys) or STATE.grad_enabled is not grad_enabled \
+            or AUTOCAST.key != autocast:
+        return None
+    for a, (aval, rg, has_grad) in zip(args, arg_keys):
+        if a.__class__ is not Tensor:
+            return None
+        d = a._data
+        if d.__class__ is not ArrayImpl or a._requires_grad is not rg \
+                or (a._grad is not None) is not has_grad or d.aval != aval:
+            return None
+    return guard(args)
 
 
 def _unique(tensors):

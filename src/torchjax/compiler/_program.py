@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
+from jax.extend.core import Literal as Literal_
 
 from .._autograd.grad_mode import STATE
 from .._autograd.node import node_class
@@ -104,9 +105,15 @@ class Program:
         fun.__name__ = name
         self.fun = fun
         self.shapes = tuple((v.aval.shape, v.aval.dtype) for v in tr.jaxpr.jaxpr.invars)
-        donated = tuple(self.n_consts + j for j in self.donated)
-        self.jitted = (SPMD[0].jit(_trace_once(fun), donated, self) if SPMD[0] is not None
-                       else jax.jit(_trace_once(fun), donate_argnums=donated))
+        if SPMD[0] is not None:
+            donated = tuple(self.n_consts + j for j in self.donated)
+            self.jitted = SPMD[0].jit(_trace_once(fun), donated, self)
+            self._call_slots = tuple(range(len(self.slots)))
+            self._call_arrays = tuple(holders[j][-1] for j in range(self.n_arrays))
+            self._call_donated = tuple((self.n_consts + j, self.holders[j])
+                                       for j in self.donated)
+        else:
+            self._pruned_call(jaxpr, holders, name)
         self.differentiable = tr.differentiable_outputs
         # outputs that required grad in a step whose backward already ran inside it (the
         # returned loss): they show a grad_fn whose graph is spent, as PyTorch's compiled
@@ -131,13 +138,35 @@ class Program:
         self._single = (tr.out_spec == LEAF and len(tr.out_template) == 1
                         and tr.out_template[0] is OUT)
 
+    def _pruned_call(self, jaxpr, holders, name):
+        """self.jitted over the inputs the program reads (and the donated ones): the state
+        walk also finds tensors a step only replaces (the .grad arrays zero_grad drops), and
+        every argument of a jitted call costs its dispatch about a microsecond."""
+        read = _read_invars(jaxpr)
+        n = self.n_consts
+        donated = set(self.donated)
+        keep = [k for k, v in enumerate(jaxpr.invars) if v in read or k - n in donated]
+        self._call_slots = tuple(k for k in keep if k < n)
+        self._call_arrays = tuple(holders[k - n][-1] for k in keep if k >= n)
+        self._call_donated = tuple((pos, self.holders[keep[pos] - n])
+                                   for pos in range(len(self._call_slots), len(keep))
+                                   if keep[pos] - n in donated)
+        fun = jaxpr_as_fun(ClosedJaxpr(jaxpr.replace(invars=[jaxpr.invars[k] for k in keep]),
+                                       ()))
+        fun.__name__ = name
+        self.jitted = jax.jit(_trace_once(fun),
+                              donate_argnums=tuple(pos for pos, _ in self._call_donated))
+
     # -- inputs ----------------------------------------------------------------------------------
 
-    def _consts(self):
+    def _consts(self, which=None):
+        """The values of the const slots `which` (every slot when None), read now."""
         hypers: dict = {}
         out = []
         cache = self._const_cache
-        for i, s in enumerate(self.slots):
+        slots = self.slots
+        for i in range(len(slots)) if which is None else which:
+            s = slots[i]
             cls = s.__class__
             if cls is Literal:
                 out.append(s.value)
@@ -172,6 +201,17 @@ class Program:
                 arrays[j] = _copy(arrays[j])
         return arrays
 
+    def _call_args(self, known):
+        """The jitted call's arguments: the slots and arrays it reads, in its order; a
+        donated array something else still references is passed as a copy."""
+        args = self._consts(self._call_slots)
+        args += [known[i]._data for i in self._call_arrays]
+        for pos, holders in self._call_donated:
+            # references: the holders' _data, this list, getrefcount's argument
+            if sys.getrefcount(args[pos]) > holders + 2:
+                args[pos] = _copy(args[pos])
+        return args
+
     # -- a call --------------------------------------------------------------------------------
 
     def run(self, known, pre_done=False):
@@ -182,16 +222,16 @@ class Program:
         if not pre_done:
             for sched, args in self.pre_steps:
                 sched.step(*args)
-        consts = self._consts()
-        arrays = self._arrays(known)
         n = self.n_outputs
         if self.differentiable and STATE.grad_enabled:
+            consts = self._consts()
+            arrays = self._arrays(known)
             if tuple((a.shape, a.dtype) for a in arrays) != self.shapes:
                 raise Stale()
             outs = self._run_recorded(known, consts, arrays)
             raw = [t._data for t in outs[n:]]
         else:
-            raw = self.jitted(*consts, *arrays)
+            raw = self.jitted(*self._call_args(known))
             outs = [Tensor._wrap(o) for o in raw[:n]]
             for i in self.traced.out_long32:  # the dtype policy's int64-as-int32 tag
                 outs[i].__dict__["_long32"] = True
@@ -280,3 +320,11 @@ def _mark_spent(outs, flags, node):
             t._requires_grad = True
             t._grad_fn = node
             t._output_nr = k
+
+
+def _read_invars(jaxpr) -> set:
+    """The input variables of `jaxpr` that an equation or an output reads."""
+    read = {v for v in jaxpr.outvars if not isinstance(v, Literal_)}
+    for eqn in jaxpr.eqns:
+        read.update(v for v in eqn.invars if not isinstance(v, Literal_))
+    return read & set(jaxpr.invars)
