@@ -225,3 +225,61 @@ def test_gradients_of_leaf_arguments():
         results.append([x.grad.numpy() for x in xs] + [same.grad.numpy(), w.grad.numpy()])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_the_express_path_notices_every_change(monkeypatch):
+    """After a steady call the next tensors-only call skips the key (_guard.express): each
+    thing the key holds, changed right after the express path is in use, still gets its own
+    program and eager's result (values, requires_grad and the gradients of the inputs)."""
+    from torchjax.compiler import config
+    monkeypatch.setattr(config, "recompile_limit", 64)
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    scale = [1.0]
+
+    def fn(x, y):
+        return m(x) * y.sum() * scale[0]
+
+    cfn = torch.compile(fn)
+    x, y = torch.randn(2, 3), torch.randn(3)
+
+    def changed(*args):
+        for _ in range(3):
+            _check(fn, cfn, x, y)
+        assert cfn._express is not None and cfn._express[2].executions >= 2
+        got = _check(fn, cfn, *args)
+        leaves = [a for a in args if a.requires_grad]
+        if got.requires_grad and leaves:
+            want = torch.autograd.grad(fn(*args).sum(), leaves)
+            for g, w in zip(torch.autograd.grad(got.sum(), leaves), want):
+                np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+    n = cfn.compiles
+    changed(torch.randn(5, 3), y)                               # shape
+    changed(x, y.double())                                      # dtype
+    changed(x.clone().requires_grad_(), y)                      # requires_grad
+    xg = x.clone().requires_grad_()
+    xg.grad = torch.ones(2, 3)
+    changed(xg, y)                                              # an argument with a .grad
+    changed(x, x[0])                                            # another tensor, same key
+    z = torch.randn(3)
+    changed(z.reshape(1, 3), z)                                 # a view of the other
+    changed(y, y)                                               # one tensor twice
+    with torch.no_grad():
+        changed(x, y)                                           # grad mode
+    m.eval()
+    changed(x, y)                                               # the training flag
+    m.train()
+    scale[0] = 3.0
+    changed(x, y)                                               # a value read inside
+    m[0].weight.requires_grad_(False)
+    changed(x, y)                                               # a frozen parameter
+    m[0].weight.requires_grad_(True)
+    for _ in range(3):
+        cfn(x, y)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got, want = cfn(x, y), fn(x, y)
+    assert got.dtype == want.dtype == torch.bfloat16
+    np.testing.assert_allclose(got.float().detach().numpy(), want.float().detach().numpy(),
+                               rtol=1e-2, atol=1e-2)
+    assert cfn.compiles > n

@@ -71,9 +71,11 @@ class CompiledFunction:
         self._specs: dict = {}
         self._guard = self._guard_sig = self._walked = self._guard_scalars = None
         self._guard_builds = 0
-        # (key, guard, program, argument keys, grad mode, autocast key) of the last call the
-        # guard accepted, tensors only: see _express_known
+        # (key, express, program) of the last tensors-only call the guard accepted, where
+        # express(args) is the guard with the rest of the key checked first (_guard.express),
+        # kept per key in _express_fns
         self._express = None
+        self._express_fns: dict = {}
         functools.update_wrapper(self, fn, updated=())
 
     # -- introspection -------------------------------------------------------------------------
@@ -101,7 +103,7 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         ex = self._express
         if ex is not None and not kwargs:
-            known = _express_known(ex, args)
+            known = ex[1](args)
             if known is not None:
                 with scope():
                     return self._run(ex[0], args, kwargs, args, known, None, ex[2])
@@ -142,7 +144,12 @@ class CompiledFunction:
                 and inputs is args and not kwargs:
             # the guard accepted a tensors-only call of a known program: the next such call
             # with the same argument keys skips building and looking up the key
-            self._express = (key, guard, program, key[1], STATE.grad_enabled, AUTOCAST.key)
+            fn = self._express_fns.get(key)
+            if fn is None:
+                fn = self._express_fns[key] = _guard.express(
+                    guard, key[1], (STATE, STATE.grad_enabled), (AUTOCAST, AUTOCAST.key),
+                    ArrayImpl)
+            self._express = (key, fn, program)
         # the step is traced and run in torchjax's x64 scope, as its ops run eagerly: one
         # trace sees one x64 setting, and the program keeps PyTorch's 64-bit dtypes
         with scope():
@@ -153,6 +160,7 @@ class CompiledFunction:
         been walked twice in a row, within a budget: state that changes on every call
         keeps the walk."""
         self._guard = self._express = None
+        self._express_fns.clear()  # (they hold the old guard's checks)
         if (state_sig, scalars) != self._walked or self._src is not src \
                 or self._guard_builds >= 8:
             self._walked = (state_sig, scalars)
@@ -181,6 +189,7 @@ class CompiledFunction:
                           "dtype or device changed", self._name)
             del self._programs[key]
             self._express = None
+            self._express_fns.pop(key, None)
             if src is None:
                 src = self._sources(args, kwargs)
             program, known = self._compile(key, args, kwargs, inputs, known, src, log=False)
@@ -314,6 +323,7 @@ class CompiledFunction:
     def reset(self) -> None:
         """Drops every compiled program and guard, so the next call traces and compiles again."""
         self._guard = self._walked = self._express = None
+        self._express_fns.clear()
         self._programs.clear()
         self._last_key = None
         self._limit_hit = False
@@ -326,25 +336,6 @@ def _input_key(x):
         # adds to it (which the trace refuses: see trace's input_grads)
         return (x._data.aval, x._requires_grad, x._grad is not None)
     return _value_key(x)
-
-
-def _express_known(ex, args):
-    """The known tensors of a call whose key is ex's own, or None: the same grad and
-    autocast modes, tensor arguments with the same argument keys (a concrete array, not a
-    tracer: _input_key), and the guard accepting the state (which checks the scalars, the
-    state signature and that no tensor comes twice, the rest of the key)."""
-    _, guard, _, arg_keys, grad_enabled, autocast = ex
-    if len(args) != len(arg_keys) or STATE.grad_enabled is not grad_enabled \
-            or AUTOCAST.key != autocast:
-        return None
-    for a, (aval, rg, has_grad) in zip(args, arg_keys):
-        if a.__class__ is not Tensor:
-            return None
-        d = a._data
-        if d.__class__ is not ArrayImpl or a._requires_grad is not rg \
-                or (a._grad is not None) is not has_grad or d.aval != aval:
-            return None
-    return guard(args)
 
 
 def _unique(tensors):

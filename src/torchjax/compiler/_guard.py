@@ -30,7 +30,8 @@ _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_
 
 
 class _Emitter:
-    def __init__(self):
+    def __init__(self, prefix="v"):
+        self.prefix = prefix
         self.lines: list = []
         self.ns: dict = {"Tensor": Tensor, "isinstance": isinstance, "len": len,
                          "tuple": tuple, "set": set, "map": map, "id": id}
@@ -44,7 +45,7 @@ class _Emitter:
 
     def local(self) -> str:
         self.n += 1
-        return f"v{self.n}"
+        return f"{self.prefix}{self.n}"
 
     def emit(self, line: str) -> None:
         self.lines.append("    " + line)
@@ -111,15 +112,42 @@ def build(fn, src, tensors):
     e.emit("return out")
     if len(e.first) != len(tensors):  # the walk saw something this builder does not mirror
         return None
-    args = ", ".join(f"{k}={k}" for k in e.ns)
-    code = f"def guard(inputs, *, {args}):\n" + "\n".join(e.lines) + "\n"
-    exec(compile(code, "<torchjax.compile guard>", "exec"), e.ns)  # noqa: S102
-    guard = e.ns["guard"]
+    guard = _define("guard", e.lines, e.ns)
     got = guard(())
     if got is None or len(got) != len(tensors) or any(
             a is not b for a, b in zip(got, tensors)):
         return None  # the generated reads disagree with the walk: never use them
+    guard.emitted = (e.lines, e.ns)
     return guard
+
+
+def _define(name, lines, ns):
+    args = ", ".join(f"{k}={k}" for k in ns)
+    code = f"def {name}(inputs, *, {args}):\n" + "\n".join(lines) + "\n"
+    exec(compile(code, f"<torchjax.compile {name}>", "exec"), ns)  # noqa: S102
+    return ns.pop(name)
+
+
+def express(guard, arg_keys, grad_mode, autocast, array_type):
+    """The guard with the rest of a program's key checked first: the call's arguments
+    are exactly len(arg_keys) tensors holding concrete arrays with those (aval,
+    requires_grad, has a .grad) keys, and the grad and autocast modes are the same. Returns
+    the known tensors of a call with that key, or None."""
+    lines, ns = guard.emitted
+    ns = dict(ns)
+    e = _Emitter(prefix="a")  # (apart from the guard's own v<n>)
+    e.ns = ns
+    e.fail_if(f"len(inputs) != {len(arg_keys)} or {e.bind(grad_mode[0])}.grad_enabled "
+              f"is not {grad_mode[1]} or {e.bind(autocast[0])}.key != {e.bind(autocast[1])}")
+    array = e.bind(array_type)
+    for i, (aval, rg, has_grad) in enumerate(arg_keys):
+        x, d = e.local(), e.local()
+        e.emit(f"{x} = inputs[{i}]")
+        e.fail_if(f"{x}.__class__ is not Tensor or {x}._requires_grad is not {bool(rg)} or "
+                  f"{x}._grad is {'' if has_grad else 'not '}None")
+        e.emit(f"{d} = {x}._data")
+        e.fail_if(f"{d}.__class__ is not {array} or {d}.aval != {e.bind(aval)}")
+    return _define("express", e.lines + lines, ns)
 
 
 def _top_level(e: _Emitter, fn) -> bool:

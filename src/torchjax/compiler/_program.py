@@ -10,6 +10,7 @@ instead, so no reachable tensor is left holding a deleted array.
 
 from __future__ import annotations
 
+import operator
 import sys
 
 import jax
@@ -86,6 +87,7 @@ class Program:
         self.n_consts = len(tr.jaxpr.consts)
         self.slots = tr.const_slots
         self._const_cache = [None] * len(self.slots)
+        self._hyper_memo: dict = {}
         self.array_of = tr.array_of
         self.n_arrays = tr.n_known
         self.draws = tr.draws
@@ -174,7 +176,7 @@ class Program:
                 k = (id(s.opt), s.group)
                 h = hypers.get(k)
                 if h is None:
-                    h = hypers[k] = s.opt._hypers(s.opt.param_groups[s.group])
+                    h = hypers[k] = self._hypers(s.opt, s.group)
                 v = h[s.key]
                 # a Python float argument costs the jitted call a conversion to a device
                 # array (~5 µs each, as much as the rest of a small step's Python): keep the
@@ -190,6 +192,28 @@ class Program:
             elif cls is Extra:
                 out.append(s.t._data)
         return out
+
+    def _hypers(self, opt, i):
+        """opt._hypers() of param group i, kept while the group's entries (all but its
+        params) compare equal to those it was computed from: most steps change no
+        hyper-parameter, and computing them is a fifth of a small step's Python."""
+        group = opt.param_groups[i]
+        k = (id(opt), i)
+        kept = self._hyper_memo.get(k)
+        if kept is not None:
+            try:
+                if kept[0](group) == kept[1]:
+                    return kept[2]
+            except KeyError:  # the group lost an entry: computed below (and fails there)
+                pass
+        h = opt._hypers(group)
+        get = operator.itemgetter(*(name for name in group if name != "params"))
+        values = get(group)
+        if not any(isinstance(v, Tensor) or isinstance(v, tuple) and any(
+                isinstance(x, Tensor) for x in v) for v in values):
+            # (a tensor lr changed in place keeps comparing equal: never kept)
+            self._hyper_memo[k] = (get, values, h)
+        return h
 
     def _arrays(self, known):
         arrays = [None] * self.n_arrays

@@ -12,8 +12,9 @@ __all__ = ["SGD"]
 
 
 def _sgd_update(options, h, params, grads, states, fresh):
-    nesterov, with_momentum = options
-    grads, _ = optax.add_decayed_weights(h["weight_decay"]).update(grads, None, params)
+    nesterov, with_momentum, with_decay = options
+    if with_decay:  # PyTorch skips it at 0 (so an inf weight does not turn its update to nan)
+        grads, _ = optax.add_decayed_weights(h["weight_decay"]).update(grads, None, params)
     if not with_momentum:
         return [p - h["lr"] * g for p, g in zip(params, grads)], [{} for _ in params]
     # PyTorch's buffer starts as the gradient itself and later adds (1 - dampening) * grad;
@@ -64,7 +65,9 @@ class SGD(Optimizer):
         return {"momentum_buffer": zeros_state(p)}
 
     def _options(self, group):
-        return (bool(group["nesterov"]), group["momentum"] != 0)
+        # (weight decay on or off is a choice, as PyTorch's `if weight_decay != 0`: a compiled
+        # step then neither takes it as an input nor computes grad + 0 * param)
+        return (bool(group["nesterov"]), group["momentum"] != 0, group["weight_decay"] != 0)
 
     def _hypers(self, group):
         return {k: _num(group[k]) for k in ("lr", "momentum", "dampening", "weight_decay")}
