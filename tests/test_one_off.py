@@ -31,8 +31,8 @@ def test_a_new_shape_compiles_nothing(make):
 
 def test_a_shape_made_again_and_again_gets_its_program():
     shape = (5, int(np.random.default_rng().integers(1000, 10**5)))
-    counts = [_programs(lambda: torch.zeros(shape))[0] for _ in range(_one_off._HOST_CALLS + 2)]
-    assert counts == [0] * _one_off._HOST_CALLS + [1, 0], counts
+    counts = [_programs(lambda: torch.zeros(shape))[0] for _ in range(_one_off.HOST_CALLS + 2)]
+    assert counts == [0] * _one_off.HOST_CALLS + [1, 0], counts
 
 
 def test_values_and_dtypes_match_the_compiled_path():

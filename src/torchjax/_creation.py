@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import (
+    _chunk_draws,
     _device,
     _device_dtypes,
     _dtypes,
@@ -480,13 +481,20 @@ def _sampler(kind, shape, np_dtype):
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
     n = math.prod(shape)
-    if kind in ("uniform", "normal") and n > 0 and _one_off.few(("sample", kind, shape, d.np), n):
-        # A sampler compiles for about a second, and building a model draws once per
-        # parameter shape: draw a size class and cut it to shape on the host, so a model
-        # compiles a sampler per size class (two or three), not one per shape. Threefry's
-        # draws are counter-based (jax_threefry_partitionable, JAX's default), so the first
-        # n values of a larger draw are those a draw of n gives: the cut changes no value.
+    chunked = _chunk_draws.serves(d.np)
+    # (chunks serve the weights of a deep model's repeated layers too: 8 draws of a shape
+    # before it gets its own program)
+    if kind in ("uniform", "normal") and n > 0 and _one_off.few(
+            ("sample", kind, shape, d.np), n, 8 if chunked else _one_off.HOST_CALLS):
+        # A sampler compiles for a fraction of a second, and building a model draws once per
+        # parameter shape: one program per distribution and dtype draws it in chunks and the
+        # host joins and cuts them (_chunk_draws: the values of the exact draw). Without it,
+        # a size class is drawn and cut (a sampler per class: threefry's draws are
+        # counter-based, so the first n values of a larger draw are those a draw of n gives).
         # A shape drawn again and again (noise in a loop) gets its own exact sampler.
+        if chunked:
+            host, like = _chunk_draws.draw(kind, n, d.np, key, offset, a, b)
+            return _one_off.to_device(host.reshape(shape), like)
         flat = _sampler(kind, (_one_off.size_class(n),), d.np)(key, offset, a, b)
         return _one_off.to_device(np.asarray(flat)[:n].reshape(shape), flat)
     return _sampler(kind, shape, d.np)(key, offset, a, b)

@@ -5,7 +5,7 @@ random draw to fill it, zeros for each optimizer moment. Each of those as an XLA
 costs 20-100 ms to compile (docs/performance.md, "Time to first step") and microseconds to
 run, so for a shape met once it is all cost. NumPy makes the same array in microseconds and
 JAX moves it to the device. A shape that keeps coming back (a loop making `torch.zeros(B, H)`
-each step) gets its compiled program after `_HOST_CALLS` calls, which is faster from then on.
+each step) gets its compiled program after `HOST_CALLS` calls, which is faster from then on.
 
 Only outside any JAX trace: inside `torchjax.compile` or a `jax.jit` the jnp version is part
 of the traced program, where it costs no compile of its own, while a host array would become
@@ -26,7 +26,7 @@ except (ImportError, AttributeError):  # a JAX without it: always compile, as be
     def top_level() -> bool:
         return False
 
-_HOST_CALLS = 2
+HOST_CALLS = 2
 # Larger arrays are filled on the device: a host buffer and a copy of this size (16 MB of
 # float32) is about what a compile costs, and a GPU would wait for the transfer.
 _HOST_MAX = 1 << 22
@@ -34,13 +34,13 @@ _calls: dict = {}
 _CALLS_MAX = 4096  # bound the table: a program making ever-new shapes stays flat
 
 
-def few(key, size: int) -> bool:
+def few(key, size: int, calls: int = HOST_CALLS) -> bool:
     """Whether to make this array on the host: outside traces, small, and `key` (the shape
-    and whatever else picks the program) seen fewer than _HOST_CALLS times before."""
+    and whatever else picks the program) seen fewer than `calls` times before."""
     if size > _HOST_MAX or not top_level():
         return False
     n = _calls.get(key, 0)
-    if n >= _HOST_CALLS:
+    if n >= calls:
         return False
     if len(_calls) >= _CALLS_MAX:
         _calls.clear()
