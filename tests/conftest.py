@@ -51,6 +51,11 @@ _compile_cache._warn = _cache_problem_to_stderr
 # compile would leave them to whichever pass happens to find it ready (tests/test_engine.py
 # checks the background mode itself).
 engine.BACKGROUND = False
+# A process's first graph structure is fused at once (engine.FUSE_FIRST): in a test worker
+# that would be whichever test comes first, so the suite keeps every structure's first pass
+# node by node; tests/test_engine.py checks the first-structure rule itself, and the scripts
+# tests/programs runs in their own processes use it.
+engine.FUSE_FIRST[0] = 0
 
 _MAPS = "/proc/self/maps"
 

@@ -41,6 +41,9 @@ for _ in range(3):
     loss.backward()
     opt.step()
     losses.append(loss.item())
+# a second graph structure: its first pass runs node by node (the first one, the training
+# step's, was fused at once: engine.FUSE_FIRST)
+(model(x) ** 2).sum().backward()
 print(json.dumps({"losses": losses,
                   "weights": [p.detach().numpy().tolist() for p in model.parameters()],
                   "stats": vars(torch.compile_stats())}))
@@ -246,6 +249,7 @@ def test_logs_compiles_prints_a_line_per_compile(uncached):
     assert any(ln.startswith("[torchjax.compiles] linear: jit(") and "f32[4,5]" in ln
                for ln in lines)
     assert any("AddmmBackward0: " in ln for ln in lines)
+    assert sum("jit(fused)" in ln for ln in lines) == 1  # the training step's, at step 1
     assert any("Adam." in ln for ln in lines)
     assert all(" at <string>:" in ln for ln in lines)
 

@@ -127,6 +127,22 @@ def test_the_fused_program_compiles_on_another_thread_and_takes_over(monkeypatch
     assert callable(engine._seen[compiled[0]]) and len(compiled) == 1
 
 
+def test_a_processs_first_structure_is_fused_at_once(monkeypatch, compiled):
+    """engine.FUSE_FIRST: the first structure a process meets runs fused on its first pass
+    (a script's training step), later new structures node by node until they repeat."""
+    monkeypatch.setattr(engine, "FUSE_FIRST", [1])
+    monkeypatch.setattr(engine, "BACKGROUND", True)
+    monkeypatch.setattr(engine, "_compiling", [None])
+    expected = _grads(torch, _shared_dag, reps=1)[0]
+    got = _grads(torchjax, _shared_dag, reps=1)[0]
+    assert len(compiled) == 1 and callable(engine._seen[compiled[0]])
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+    assert engine.FUSE_FIRST == [0]
+    _grads(torchjax, _cross_product, reps=1)  # another structure: node by node
+    assert len(compiled) == 1
+
+
 def test_fused_replay_still_checks_versions_and_frees_the_graph():
     a = torchjax.tensor(A, requires_grad=True)
     for _ in range(3):

@@ -66,11 +66,10 @@ def serves(np_dtype) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _program(kind: str, np_dtype):
-    impl = _impl()
-
+    # (the closure holds only kind and dtype, values the program cache can name it by)
     def chunk(key, offset, start, a, b):
         words = jax.random.key_data(jax.random.fold_in(key, offset))
-        k = jax.random.wrap_key_data(jnp.concatenate([words, start[None]]), impl=impl)
+        k = jax.random.wrap_key_data(jnp.concatenate([words, start[None]]), impl=_impl())
         if kind == "uniform":
             return jax.random.uniform(k, (CHUNK,), np_dtype, a, b)
         return (a + b * jax.random.normal(k, (CHUNK,), np_dtype)).astype(np_dtype)

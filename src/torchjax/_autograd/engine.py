@@ -6,7 +6,9 @@ Three ways to run the same plan:
   whole backward runs as one cached XLA program over every node's saved arrays. DESIGN.md
   measured a 20-node replay as one program at ~4x the speed of 20 separate calls. The
   program compiles on another thread while the passes meanwhile run node by node
-  (`_Compiling`), so the loop's second step does not wait seconds for it.
+  (`_Compiling`), so the loop's second step does not wait seconds for it. A process's
+  first structure is fused at once, in the foreground (FUSE_FIRST): it is nearly always the
+  training step, and its per-node programs would be compiled only to be dropped at step 2.
 - batched (opt-in, BATCHED): a plain graph that is not fused yet runs level by level, each
   group of same-kind independent nodes as one vmapped call (batched.py). It makes 2-3x fewer
   XLA calls on a random tree but measured slower than node by node here (its Python per
@@ -49,6 +51,12 @@ _seen: dict = {}
 _FUSE_AFTER = 2        # fuse a structure the second time it is seen
 _FUSE_MAX_NODES = 2000  # larger graphs stay node by node (compile time grows with size)
 _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays flat
+# The first structures a process meets are fused at once (compiled in the foreground): a
+# script's first backward is almost always its training step's, which repeats, and one fused
+# program compiles faster than the node-by-node programs it replaces (which step 1 would
+# compile only to drop them at step 2). A graph that never repeats (a tree net's) pays this
+# once per process.
+FUSE_FIRST = [1]
 # A plain graph that is not fused (yet) runs level by level with same-kind nodes batched
 # (batched.py) rather than node by node. Off: measured slower on this CPU (module docstring).
 BATCHED = False
@@ -393,7 +401,10 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     key = (root_slots, implicit, parts)
     fn = _seen.get(key)
     given = tuple(g for g in root_grads if g.__class__ is not Ones)
-    if fn is None or fn.__class__ is int:
+    if fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level():
+        FUSE_FIRST[0] -= 1
+        fn = _seen[key] = _compile_fused(key)
+    elif fn is None or fn.__class__ is int:
         count = (fn or 0) + 1
         if count < _FUSE_AFTER:
             if len(_seen) >= _SEEN_MAX:
