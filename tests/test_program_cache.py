@@ -125,3 +125,44 @@ def test_the_key_follows_the_versions(monkeypatch):
     finally:
         jax.config.update("jax_disable_most_optimizations", not optimised)
     assert _programs._key("op:tanh", sig) == base
+
+
+DEVICES_SCRIPT = r"""
+import json
+import jax
+import torchjax as torch
+
+assert len(jax.devices()) == 8
+x = torch.arange(6.).reshape(2, 3)
+on3 = torch.from_numpy(x.numpy()).to("cpu:3")  # committed to the fourth device
+got = [torch.tanh(x) * 2, (torch.tanh(on3) * 2).to("cpu:0")]
+print(json.dumps({"values": [t.numpy().tolist() for t in got],
+                  "stats": vars(torch.compile_stats())}))
+"""
+
+
+def test_entries_of_a_process_with_8_devices_load_onto_their_own_device(tmp_path):
+    # deserialize_and_load's default puts an executable on every device of the backend:
+    # a warm process with 8 (virtual) devices then found every entry unusable ("Expected args
+    # ... to have 8 shards, got [1, 1]") and compiled it again, with a warning
+    env = _env(TORCHJAX_CACHE_DIR=str(tmp_path),
+               XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    runs = []
+    for _ in range(2):
+        res = subprocess.run([sys.executable, "-c", DEVICES_SCRIPT], env=env,
+                             capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stderr[-3000:]
+        assert "torchjax:" not in res.stderr  # no unusable entry
+        runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    assert warm["values"] == cold["values"]
+    assert cold["stats"]["compiled"] > 0
+    assert warm["stats"]["compiled"] == 0
+    assert warm["stats"]["cache_hits"] == cold["stats"]["compiled"]
+
+
+def test_the_key_follows_the_device_count(monkeypatch):
+    sig = (("tree", ("a", "float32", (3,), False, False, "cpu", 0, "device")),)
+    base = _programs._key("op:tanh", sig)
+    monkeypatch.setattr(jax, "devices", lambda *a: [jax.local_devices()[0]] * 8)
+    assert _programs._key("op:tanh", sig) != base

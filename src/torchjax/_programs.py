@@ -60,7 +60,8 @@ try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain j
 except (ImportError, AttributeError):  # pragma: no cover - another jax
     _AVAILABLE = False
 
-_FORMAT = "torchjax-programs-2"  # 2: entries name the runtimes they need
+# 2: entries name the runtimes they need; 3: and the devices their executable runs on
+_FORMAT = "torchjax-programs-3"
 _SUBDIR = "programs"
 _SCALAR_TYPES = (bool, int, float, complex)
 _lock = threading.Lock()
@@ -245,8 +246,10 @@ def _environment() -> str:
     opts.append(f"settings={sorted(_settings._state.items())!r}")
     import jaxlib
     devices = jax.devices()
+    # the platform, how many devices (8 virtual CPU devices are another backend than one) and
+    # processes; which device each argument is on is in the signature
     backend = (f"{devices[0].platform}:{devices[0].client.platform_version}:"
-               f"{devices[0].device_kind}:{len(devices)}")
+               f"{devices[0].device_kind}:{len(devices)}:{jax.process_count()}")
     return "\n".join((_FORMAT, _sources(), jax.__version__, jaxlib.__version__, backend,
                       os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
                       ",".join(ctx), ",".join(opts)))
@@ -353,11 +356,16 @@ def _load(store, key, args, device):
     if data is None:
         return None
     try:
-        payload, out_tree, runtimes = pickle.loads(data)
+        payload, out_tree, runtimes, device_ids = pickle.loads(data)
         _program_runtime.set_up(runtimes)  # before the executable exists (see there)
         _, in_tree = _tree_util.tree_flatten((args, {}))
-        compiled = _serialize.deserialize_and_load(payload, in_tree, out_tree,
-                                                   backend=device.client)
+        # onto the devices it was compiled for: by default deserialize_and_load takes all of
+        # the backend's, and with 8 (virtual) devices the executable then expected 8 shards
+        # of every argument ("Expected args ... to have 8 shards, got [1, 1]")
+        by_id = {d.id: d for d in device.client.devices()}
+        compiled = _serialize.deserialize_and_load(
+            payload, in_tree, out_tree, backend=device.client,
+            execution_devices=[by_id[i] for i in device_ids])
         # belt and braces: the executable must take exactly these argument types
         want = [jax.typeof(x) for x in _tree_util.tree_leaves(args)]
         got = [a._aval for a in _tree_util.tree_leaves(compiled.args_info)]
@@ -389,7 +397,9 @@ def _save(store, key, compiled, lowered) -> None:
     try:
         runtimes = _program_runtime.needs(lowered)
         payload, _, out_tree = _serialize.serialize(compiled)
-        data = pickle.dumps((payload, out_tree, runtimes), protocol=pickle.HIGHEST_PROTOCOL)
+        device_ids = [d.id for d in compiled._executable.xla_executable.local_devices()]
+        data = pickle.dumps((payload, out_tree, runtimes, device_ids),
+                            protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001  (a custom call no setup makes safe (NotKept), constants
         return         # in the program, a host callback, an unpicklable output tree)
     store.put(key, data)
