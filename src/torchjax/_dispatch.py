@@ -69,7 +69,7 @@ class _Prepared:
 
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "plan",
                  "has_saved", "out_cls", "promote_kinds", "result_grad", "check", "grad_of",
-                 "saves_of", "plans", "fast")
+                 "saves_of", "plans", "fast", "recorded")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -103,6 +103,7 @@ class _Prepared:
         self.out_cls = None
         if op.out_names:
             self.out_cls = _return_type(op.name, op.out_names)
+        self.recorded = {}  # _record_simple's per-pattern data (which inputs require grad)
         # the fast path's table (dispatch): rows of tensors and numbers with no argument check,
         # no view, no layout and no named outputs
         self.fast = {} if (self.simple and isinstance(op.promote, str) and self.check is None

@@ -55,19 +55,20 @@ def _describe(t: Tensor):
 def _record_simple(prep, dyn, arrays, stat, cd, out):
     """_record for rows whose dynamic arguments are all tensors or numbers (the hot path)."""
     edges = []
-    diff = []
     saved = []
     unsaved = []
     needs = prep.needs_pos
+    pattern = 0  # per argument: 2 a tensor requiring grad, 1 another tensor, 0 a number
     for i, v in enumerate(dyn):
         a = arrays[i]
         if isinstance(v, Tensor):
             if v._requires_grad:
                 fn = v._grad_fn
                 edges.append((fn, v._output_nr) if fn is not None else (accumulator_of(v), 0))
-                diff.append((i, -1))
+                pattern = pattern * 3 + 2
             else:
                 edges.append(None)
+                pattern = pattern * 3 + 1
             if needs is None or i in needs:
                 saved.append(a)
             else:
@@ -77,21 +78,32 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
         else:
             edges.append(None)
             saved.append(v)  # the number itself, not the device array the forward was given
+            pattern *= 3
+    plan = prep.plan
+    if plan is not None:
+        # what is saved, and the gradients taken, follow from the pattern alone: worked out
+        # once per pattern (PyTorch's conditional saves cost a walk over the groups per call)
+        got = prep.recorded.get(pattern)
+        if got is None:
+            got = prep.recorded[pattern] = _pattern_data(plan, dyn)
+        diff, positions, saves_result = got
+    else:
+        plan = prep.plan_for(dyn, stat)
+        diff, positions, saves_result = _pattern_data(plan, dyn)
     versions = []
-    plan = prep.plan or prep.plan_for(dyn, stat)
-    for i in plan.positions(dyn):
+    for i in positions:
         v = dyn[i]
-        if isinstance(v, Tensor):
-            if v._inference:
-                _inference_saved()
-            vc = v._vc
-            if vc is None:
-                vc = v._vc = [0]
-            versions.append((vc, vc[0], v._data.aval))
+        if v._inference:
+            _inference_saved()
+        vc = v._vc
+        if vc is None:
+            vc = v._vc = [0]
+        versions.append((vc, vc[0], v._data.aval))
     edges = tuple(edges)
-    if _from_result(prep, cd):
+    from_result = prep.result_grad is not None and _from_result(prep, cd)
+    if from_result:
         saved, unsaved = [out], ()
-    spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
+    spec = _spec_for(prep, stat, cd, None, diff, tuple(unsaved), len(edges))
     node = _node_cls(prep, dyn, stat)(spec, tuple(saved), edges, (), 1,
                                       has_saved=prep.has_saved)
     t = Tensor._wrap(out)
@@ -102,13 +114,22 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
         _make_view(t, dyn[0], ((prep.op, _key_stat(stat)),))
     elif prep.op.layout is not None:
         t._layout = prep.op.layout(dyn[0], *stat)
-    if plan.result and plan.saves_result(dyn):
+    if saves_result:
         vc = t._vc = [0]
         versions.append((vc, 0, out.aval))
     node._versions = tuple(versions)
     if _SAVED_HOOKS.stack and node._has_saved:
-        _pack_saved(node, dyn, t, _from_result(prep, cd))
+        _pack_saved(node, dyn, t, from_result)
     return t
+
+
+def _pattern_data(plan, dyn):
+    """(gradient positions, saved tensor positions, whether the result is saved) of a call
+    of a simple row; a function of which arguments are tensors and which require grad."""
+    diff = tuple((i, -1) for i, v in enumerate(dyn)
+                 if isinstance(v, Tensor) and v._requires_grad)
+    positions = tuple(i for i in plan.positions(dyn) if isinstance(dyn[i], Tensor))
+    return diff, positions, bool(plan.result and plan.saves_result(dyn))
 
 
 def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
