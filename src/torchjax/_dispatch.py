@@ -324,10 +324,11 @@ _dtypes.on_default_dtype_change(_FAST_CD.clear)
 
 
 def _fast_call(prep, fast, dyn, stat):
-    """(out, arrays, any input requires grad, compute dtype) of a row the fast path serves
-    (Prepared.fast), or None for the general path: an argument that is not a tensor or a
-    number, an unhashable static argument, the linearizing compiler's trace, a failed call
-    (the general path runs it again and explains the error)."""
+    """The result of a call of a row the fast path serves (Prepared.fast), recorded on the
+    tape when grad mode is on and an input requires grad; or None for the general path: an
+    argument that is not a tensor or a number, an unhashable static argument, the
+    linearizing compiler's trace, a failed call (the general path runs it again and explains
+    the error)."""
     arrays = []
     keys = [stat, _types(stat)]
     rg = False
@@ -362,7 +363,16 @@ def _fast_call(prep, fast, dyn, stat):
         out = hit[0](*arrays)
     except (TypeError, ValueError, IndexError):
         return None
-    return out, arrays, rg, hit[1]
+    if out.__class__ is _CONCRETE:
+        if rg and _STATE.grad_enabled and prep.op.differentiable:
+            return _record_simple(prep, dyn, arrays, stat, hit[1], out)
+        return Tensor._wrap(out)
+    # a traced result (inside a JAX transformation), or several
+    if rg and _STATE.grad_enabled and prep.op.differentiable:
+        return _record(prep, dyn, arrays, stat, hit[1], out)
+    if not _STATE.grad_enabled:
+        out = stop_traced(out)
+    return _wrap_outputs(prep, dyn, stat, out, None)
 
 
 def _clear_fast():
@@ -405,18 +415,9 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         if fast is not None and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
             # the fast path: (static arguments, argument dtypes) -> (compiled call, compute
             # dtype) in one lookup; anything unusual falls through to the general path below
-            got = _fast_call(prep, fast, dyn, stat)
-            if got is not None:
-                out, arrays, rg, cd = got
-                if out.__class__ is _CONCRETE:
-                    if rg and _STATE.grad_enabled and prep.op.differentiable:
-                        return _record_simple(prep, dyn, arrays, stat, cd, out)
-                    return Tensor._wrap(out)
-                if rg and _STATE.grad_enabled and prep.op.differentiable:
-                    return _record(prep, dyn, arrays, stat, cd, out)
-                if not _STATE.grad_enabled:
-                    out = stop_traced(out)
-                return _wrap_outputs(prep, dyn, stat, out, None)
+            res = _fast_call(prep, fast, dyn, stat)
+            if res is not None:
+                return res
         if prep.check is not None and not _AUTOCAST.on:
             prep.check(dyn, stat)
         got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
