@@ -6,10 +6,15 @@ the backward needs, and its backward is a cached jitted function that re-runs th
 jax.vjp. XLA drops whatever part of the recomputation the gradient does not use, so this
 costs one XLA call per node and no eager jax.vjp ever (DESIGN.md, measured costs).
 
+Most calls take the fast path (`_fast_call`): rows of tensors and numbers without argument
+checks, views or layouts find their compiled call and compute dtype in one lookup on
+(static arguments, argument dtypes), then wrap or record the result; everything else
+(autocast, result hooks, checkpoint capture, lists, errors) takes the general path.
+
 The row as a pure function and its backward are in _pure.py; the public functions, methods
-and operators generated from the table are in _generate.py; the in-place and out= forms are
-in _dispatch_inplace.py; Python numbers reach the compiled call as kept device arrays
-(_scalar_args.py).
+and operators generated from the table are in _generate.py; recording the tape node is in
+_record.py; the in-place and out= forms are in _dispatch_inplace.py; Python numbers reach
+the compiled call as kept device arrays (_scalar_args.py).
 """
 
 from __future__ import annotations
