@@ -1,11 +1,13 @@
 """Dispatch's fast path before/after, in one process (issue 14, eager14c).
 
     PYTHONPATH=src python bench/bench_fast_path_ab.py [--rounds 9] [--number 1000]
+    PYTHONPATH=src:bench python bench/bench_fast_path_ab.py --rows mlp_seed,tree_same,chain
 
 "before" switches the fast path off (every row's `_Prepared.fast` set to None: the general
 path of unwrap, compute dtype, `_fwd_for`, wrap); "after" is the default. Times are CPU time
 of the process per call; rounds alternate the order of before/after; ratios are the medians
 of the per-round ratios. PyTorch and a bare jax.jit of the whole chain run in the same rounds.
+With --rows, whole steps of bench_dynamic's rows instead, PyTorch's step in the same rounds.
 """
 
 from __future__ import annotations
@@ -29,11 +31,48 @@ def _mode(new: bool):
         prep.fast = _FAST.get(name) if new else None
 
 
+def rows_ab(names, rounds):
+    """bench_dynamic's steps with the fast path off and on per round."""
+    from bench_dynamic import ROWS
+    med = statistics.median
+    for name in names:
+        _, make, number = ROWS[name]
+        tj, pt = make(torchjax), make(torch)
+        for new in (False, True):
+            _mode(new)
+            for _ in range(20):
+                tj()
+                pt()
+        times = {"torch": [], False: [], True: []}
+
+        def run(f, n=number):
+            t0 = time.process_time()
+            for _ in range(n):
+                f()
+            return (time.process_time() - t0) / n * 1e3
+
+        for r in range(rounds):
+            times["torch"].append(run(pt))
+            for new in ((False, True) if r % 2 else (True, False)):
+                _mode(new)
+                times[new].append(run(tj))
+        _mode(True)
+        off, on, ref = times[False], times[True], times["torch"]
+        print(f"{name}: PyTorch {med(ref):.3f} ms, off {med(off):.3f} ms, on {med(on):.3f} ms, "
+              f"on/off {med(a / b for a, b in zip(on, off)):.3f}, "
+              f"off/PyTorch {med(a / b for a, b in zip(off, ref)):.2f}x, "
+              f"on/PyTorch {med(a / b for a, b in zip(on, ref)):.2f}x", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--number", type=int, default=1000)
+    ap.add_argument("--rows", default=None, help="bench_dynamic rows, comma-separated")
     args = ap.parse_args()
+    if args.rows:
+        rows_ab(args.rows.split(","), args.rounds)
+        return
     data = np.random.default_rng(0).standard_normal((16, 16)).astype(np.float32)
     x, y = torchjax.tensor(data), torchjax.tensor(data).requires_grad_()
     tx, ty = torch.tensor(data), torch.tensor(data).requires_grad_()
