@@ -6,10 +6,15 @@ the backward needs, and its backward is a cached jitted function that re-runs th
 jax.vjp. XLA drops whatever part of the recomputation the gradient does not use, so this
 costs one XLA call per node and no eager jax.vjp ever (DESIGN.md, measured costs).
 
+Most calls take the fast path (`_fast_call`): rows of tensors and numbers without argument
+checks, views or layouts find their compiled call and compute dtype in one lookup on
+(static arguments, argument dtypes), then wrap or record the result; everything else
+(autocast, result hooks, checkpoint capture, lists, errors) takes the general path.
+
 The row as a pure function and its backward are in _pure.py; the public functions, methods
-and operators generated from the table are in _generate.py; the in-place and out= forms are
-in _dispatch_inplace.py; Python numbers reach the compiled call as kept device arrays
-(_scalar_args.py).
+and operators generated from the table are in _generate.py; recording the tape node is in
+_record.py; the in-place and out= forms are in _dispatch_inplace.py; Python numbers reach
+the compiled call as kept device arrays (_scalar_args.py).
 """
 
 from __future__ import annotations
@@ -34,10 +39,10 @@ from . import (
 )
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
-from ._autograd.node import accumulator_of, node_class
+from ._autograd.node import node_class
 from ._linearize import ACTIVE as _LINEARIZE
 from ._ops._registry import OPS, OpDef
-from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure, _spec_for
+from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
@@ -56,6 +61,7 @@ try:  # the class of a concrete jax array, named without making one: importing t
     from jax._src.array import ArrayImpl as _CONCRETE
 except ImportError:  # moved in a newer jax: every result then takes the grad-mode check
     _CONCRETE = None
+_SAVED_HOOKS = _saved_hooks.STATE
 # torchjax.utils.checkpoint sets this to a callable while it discovers which tensors a
 # region reads: called with each op's dynamic arguments before the op runs
 CAPTURE = None
@@ -68,7 +74,7 @@ class _Prepared:
 
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "plan",
                  "has_saved", "out_cls", "promote_kinds", "result_grad", "check", "grad_of",
-                 "saves_of", "plans")
+                 "saves_of", "plans", "fast", "recorded")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -102,6 +108,12 @@ class _Prepared:
         self.out_cls = None
         if op.out_names:
             self.out_cls = _return_type(op.name, op.out_names)
+        self.recorded = {}  # _record_simple's per-pattern data (which inputs require grad)
+        # the fast path's table (dispatch): rows of tensors and numbers with no argument check,
+        # no view, no layout and no named outputs
+        self.fast = {} if (self.simple and isinstance(op.promote, str) and self.check is None
+                           and not op.view and op.layout is None and self.out_cls is None) \
+            else None
 
     def _plan(self, saves):
         return _saves.plan(saves, self.op, self.names, tuple(k == _S for k in self.kinds))
@@ -316,6 +328,67 @@ def _fast_unwrap(prep, dyn):
 _dtypes.on_default_dtype_change(_FAST_CD.clear)
 
 
+def _fast_call(prep, fast, dyn, stat):
+    """The result of a call of a row the fast path serves (Prepared.fast), recorded on the
+    tape when grad mode is on and an input requires grad; or None for the general path: an
+    argument that is not a tensor or a number, an unhashable static argument, the
+    linearizing compiler's trace, a failed call (the general path runs it again and explains
+    the error)."""
+    arrays = []
+    keys = [stat, _types(stat)]
+    rg = False
+    for v in dyn:
+        if isinstance(v, Tensor):
+            a = v._data
+            arrays.append(a)
+            av = a.aval
+            keys.append(av.dtype)
+            keys.append(not av.shape)
+            if v._requires_grad:
+                rg = True
+        elif v.__class__ in _SCALARS:
+            arrays.append(_on_device(v) if _X64.value and _TRACE.value is _EVAL else v)
+            keys.append(v.__class__)
+        else:
+            return None
+    if rg and _LINEARIZE[0]:
+        return None
+    key = tuple(keys)
+    try:
+        hit = fast.get(key)
+    except TypeError:  # a list among the static arguments
+        return None
+    if hit is None:
+        got = _fast_unwrap(prep, dyn)
+        if got is None:
+            return None
+        cd = got[2]
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd)
+    try:
+        out = hit[0](*arrays)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if out.__class__ is _CONCRETE:
+        if rg and _STATE.grad_enabled and prep.op.differentiable:
+            return _record_simple(prep, dyn, arrays, stat, hit[1], out)
+        return Tensor._wrap(out)
+    # a traced result (inside a JAX transformation), or several
+    if rg and _STATE.grad_enabled and prep.op.differentiable:
+        return _record(prep, dyn, arrays, stat, hit[1], out)
+    if not _STATE.grad_enabled:
+        out = stop_traced(out)
+    return _wrap_outputs(prep, dyn, stat, out, None)
+
+
+def _clear_fast():
+    for prep in PREPARED.values():
+        if prep.fast is not None:
+            prep.fast.clear()
+
+
+_dtypes.on_default_dtype_change(_clear_fast)
+
+
 def _bind_arguments(op: OpDef, f):
     """f(**arguments) as a function of dispatch's (dynamic, static) argument tuples."""
     names = op.dynamic + op.statics
@@ -343,6 +416,13 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     try:
         if CAPTURE is not None:
             CAPTURE(dyn)
+        fast = prep.fast
+        if fast is not None and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
+            # the fast path: (static arguments, argument dtypes) -> (compiled call, compute
+            # dtype) in one lookup; anything unusual falls through to the general path below
+            res = _fast_call(prep, fast, dyn, stat)
+            if res is not None:
+                return res
         if prep.check is not None and not _AUTOCAST.on:
             prep.check(dyn, stat)
         got = _fast_unwrap(prep, dyn) if prep.simple and isinstance(prep.op.promote, str) else None
@@ -476,170 +556,6 @@ def _make_view(t: Tensor, src: Tensor, link):
     base._views.append(weakref.ref(t))
 
 
-def _edges_and_diff(prep, dyn):
-    edges = []
-    diff = []
-    for i, (k, v) in enumerate(zip(prep.kinds, dyn)):
-        if k == _T:
-            e = None
-            if isinstance(v, Tensor) and v._requires_grad:
-                fn = v._grad_fn
-                e = (fn, v._output_nr) if fn is not None else (accumulator_of(v), 0)
-                diff.append((i, -1))
-            edges.append(e)
-        elif k == _L:
-            for j, x in enumerate(v):
-                e = None
-                if x._requires_grad:
-                    fn = x._grad_fn
-                    e = (fn, x._output_nr) if fn is not None else (accumulator_of(x), 0)
-                    diff.append((i, j))
-                edges.append(e)
-    return tuple(edges), tuple(diff)
-
-
-def _inference_saved():
-    raise RuntimeError(
-        "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
-        "inference mode in computation tracked by autograd. To work around this, you can make "
-        "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
-        "instead of `torch.inference_mode()`.")
-
-
-def _describe(t: Tensor):
-    # the aval (shape and dtype) is all PyTorch's message needs; formatted only on error
-    return t._data.aval
-
-
-def _record_simple(prep, dyn, arrays, stat, cd, out):
-    """_record for rows whose dynamic arguments are all tensors or numbers (the hot path)."""
-    edges = []
-    diff = []
-    saved = []
-    unsaved = []
-    needs = prep.needs_pos
-    for i, v in enumerate(dyn):
-        a = arrays[i]
-        if isinstance(v, Tensor):
-            if v._requires_grad:
-                fn = v._grad_fn
-                edges.append((fn, v._output_nr) if fn is not None else (accumulator_of(v), 0))
-                diff.append((i, -1))
-            else:
-                edges.append(None)
-            if needs is None or i in needs:
-                saved.append(a)
-            else:
-                saved.append(None)
-                av = a.aval
-                unsaved.append((i, -1, av.shape, av.dtype))
-        else:
-            edges.append(None)
-            saved.append(v)  # the number itself, not the device array the forward was given
-    versions = []
-    plan = prep.plan or prep.plan_for(dyn, stat)
-    for i in plan.positions(dyn):
-        v = dyn[i]
-        if isinstance(v, Tensor):
-            if v._inference:
-                _inference_saved()
-            vc = v._vc
-            if vc is None:
-                vc = v._vc = [0]
-            versions.append((vc, vc[0], v._data.aval))
-    edges = tuple(edges)
-    if _from_result(prep, cd):
-        saved, unsaved = [out], ()
-    spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
-    node = _node_cls(prep, dyn, stat)(spec, tuple(saved), edges, (), 1,
-                                      has_saved=prep.has_saved)
-    t = Tensor._wrap(out)
-    if out.dtype in _INEXACT:
-        t._requires_grad = True
-        t._grad_fn = node
-    if prep.op.view:
-        _make_view(t, dyn[0], ((prep.op, _key_stat(stat)),))
-    elif prep.op.layout is not None:
-        t._layout = prep.op.layout(dyn[0], *stat)
-    if plan.result and plan.saves_result(dyn):
-        vc = t._vc = [0]
-        versions.append((vc, 0, out.aval))
-    node._versions = tuple(versions)
-    if _SAVED_HOOKS.stack and node._has_saved:
-        _pack_saved(node, dyn, t, _from_result(prep, cd))
-    return t
-
-
-def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
-    if prep.simple and inplace_self is None and not isinstance(out, (tuple, list)):
-        return _record_simple(prep, dyn, arrays, stat, cd, out)
-    edges, diff = _edges_and_diff(prep, dyn)
-    needs = prep.needs_pos
-    if needs is None:
-        saved = tuple(arrays)
-        unsaved = ()
-    else:
-        saved = []
-        unsaved = []
-        for i, (k, a) in enumerate(zip(prep.kinds, arrays)):
-            if k == _S or i in needs:
-                saved.append(a)
-            elif k == _T:
-                saved.append(None)
-                if a is not None and not isinstance(a, _SCALARS):
-                    unsaved.append((i, -1, a.shape, a.dtype))
-                elif a is not None:
-                    saved[-1] = a  # Python numbers cost nothing to keep
-            else:
-                saved.append(tuple(None for _ in a))
-                unsaved.extend((i, j, x.shape, x.dtype) for j, x in enumerate(a))
-        saved = tuple(saved)
-        unsaved = tuple(unsaved)
-    versions = []
-    plan = prep.plan or prep.plan_for(dyn, stat)
-    for i in plan.positions(dyn):
-        v = dyn[i]
-        if isinstance(v, Tensor):
-            if v._inference:
-                _inference_saved()
-            if v is inplace_self:
-                continue  # its new version is checked through "result"
-            versions.append((v._counter(), v._version, _describe(v)))
-        elif prep.kinds[i] == _L:
-            if any(x._inference for x in v):
-                _inference_saved()
-            versions.extend((x._counter(), x._version, _describe(x)) for x in v)
-    if _from_result(prep, cd):
-        saved, unsaved = (out,), ()
-    spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
-    n_out = len(out) if isinstance(out, (tuple, list)) else 1
-    node = _node_cls(prep, dyn, stat, inplace_self is not None)(spec, saved, edges, (), n_out,
-                                                                has_saved=prep.has_saved)
-    if inplace_self is not None:
-        return node, versions
-    result = _wrap_outputs(prep, dyn, stat, out, node)
-    if plan.result and plan.saves_result(dyn):
-        r = result if isinstance(result, Tensor) else result[0]
-        versions.append((r._counter(), r._version, _describe(r)))
-    node._versions = tuple(versions)
-    if _SAVED_HOOKS.stack and node._has_saved:
-        _pack_saved(node, dyn, result, _from_result(prep, cd))
-    return result
-
-
-def _pack_saved(node, dyn, result, from_result):
-    """saved_tensors_hooks: hand each tensor the node saves to the active pack hook."""
-    if from_result:
-        tensors = (result,)
-    else:
-        tensors = tuple(v if isinstance(v, Tensor) else tuple(v) if isinstance(v, (list, tuple))
-                        and all(isinstance(x, Tensor) for x in v) else None for v in dyn)
-    node._saved = _saved_hooks.pack(node._saved, tensors)
-
-
-_SAVED_HOOKS = _saved_hooks.STATE
-
-
 make_view, key_stat = _make_view, _key_stat  # for views made outside dispatch (indexing)
 
 
@@ -672,9 +588,16 @@ def call_op(name: str, *args, **kwargs):
     return dispatch(prep, tuple(a[n] for n in prep.names), tuple(a[n] for n in prep.op.statics))
 
 
-# the in-place and out= forms live in their own module; imported last, as it reads this one
+# recording and the in-place and out= forms live in their own modules; imported last, as
+# they read this one
 from ._dispatch_inplace import (  # noqa: E402, F401 (re-exported)
     call_op_inplace,
     dispatch_inplace,
     dispatch_out,
+)
+from ._record import (  # noqa: E402, F401 (re-exported)
+    _edges_and_diff,
+    _pack_saved,
+    _record,
+    _record_simple,
 )

@@ -20,18 +20,16 @@ from ._dispatch import (
     _allow,
     _Allowed,
     _compute_dtype,
-    _describe,
     _explain,
     _fwd_for,
-    _inference_saved,
     _key_stat,
     _layout_handler,
     _Prepared,
-    _record,
     _unwrap,
     stop_traced,
 )
 from ._pure import _L, _make_pure
+from ._record import _describe, _inference_saved, _record
 from ._tensor import Tensor
 from ._view_grad import record_copy_slices, regenerate_views
 

@@ -1,0 +1,199 @@
+"""Recording a tape node for an op dispatch just ran (grad mode on, an input requires grad).
+
+The node keeps what the row's backward needs (the input arrays it reads, Python numbers as
+they were given, or the result for rows whose derivative reads it), the edges to the inputs'
+nodes, and the version counters of the saved tensors, checked again at backward.
+_record_simple is the hot path for rows whose dynamic arguments are all tensors or numbers.
+"""
+
+from __future__ import annotations
+
+from ._autograd import saved_hooks as _saved_hooks
+from ._autograd.node import accumulator_of
+from ._dispatch import _INEXACT, _key_stat, _make_view, _node_cls, _wrap_outputs
+from ._pure import _L, _S, _SCALARS, _T, _from_result, _spec_for
+from ._tensor import Tensor
+
+_SAVED_HOOKS = _saved_hooks.STATE
+
+
+def _edges_and_diff(prep, dyn):
+    edges = []
+    diff = []
+    for i, (k, v) in enumerate(zip(prep.kinds, dyn)):
+        if k == _T:
+            e = None
+            if isinstance(v, Tensor) and v._requires_grad:
+                fn = v._grad_fn
+                e = (fn, v._output_nr) if fn is not None else (accumulator_of(v), 0)
+                diff.append((i, -1))
+            edges.append(e)
+        elif k == _L:
+            for j, x in enumerate(v):
+                e = None
+                if x._requires_grad:
+                    fn = x._grad_fn
+                    e = (fn, x._output_nr) if fn is not None else (accumulator_of(x), 0)
+                    diff.append((i, j))
+                edges.append(e)
+    return tuple(edges), tuple(diff)
+
+
+def _inference_saved():
+    raise RuntimeError(
+        "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+        "inference mode in computation tracked by autograd. To work around this, you can make "
+        "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
+        "instead of `torch.inference_mode()`.")
+
+
+def _describe(t: Tensor):
+    # the aval (shape and dtype) is all PyTorch's message needs; formatted only on error
+    return t._data.aval
+
+
+def _record_simple(prep, dyn, arrays, stat, cd, out):
+    """_record for rows whose dynamic arguments are all tensors or numbers (the hot path)."""
+    edges = []
+    saved = []
+    unsaved = []
+    needs = prep.needs_pos
+    pattern = 0  # per argument: 2 a tensor requiring grad, 1 another tensor, 0 a number
+    for i, v in enumerate(dyn):
+        a = arrays[i]
+        if isinstance(v, Tensor):
+            if v._requires_grad:
+                fn = v._grad_fn
+                edges.append((fn, v._output_nr) if fn is not None else (accumulator_of(v), 0))
+                pattern = pattern * 3 + 2
+            else:
+                edges.append(None)
+                pattern = pattern * 3 + 1
+            if needs is None or i in needs:
+                saved.append(a)
+            else:
+                saved.append(None)
+                av = a.aval
+                unsaved.append((i, -1, av.shape, av.dtype))
+        else:
+            edges.append(None)
+            saved.append(v)  # the number itself, not the device array the forward was given
+            pattern *= 3
+    plan = prep.plan
+    if plan is not None:
+        # what is saved, and the gradients taken, follow from the pattern alone: worked out
+        # once per pattern (PyTorch's conditional saves cost a walk over the groups per call)
+        got = prep.recorded.get(pattern)
+        if got is None:
+            got = prep.recorded[pattern] = _pattern_data(plan, dyn)
+        diff, positions, saves_result = got
+    else:
+        plan = prep.plan_for(dyn, stat)
+        diff, positions, saves_result = _pattern_data(plan, dyn)
+    versions = []
+    for i in positions:
+        v = dyn[i]
+        if v._inference:
+            _inference_saved()
+        vc = v._vc
+        if vc is None:
+            vc = v._vc = [0]
+        versions.append((vc, vc[0], v._data.aval))
+    edges = tuple(edges)
+    from_result = prep.result_grad is not None and _from_result(prep, cd)
+    if from_result:
+        saved, unsaved = [out], ()
+    spec = _spec_for(prep, stat, cd, None, diff, tuple(unsaved), len(edges))
+    node = _node_cls(prep, dyn, stat)(spec, tuple(saved), edges, (), 1,
+                                      has_saved=prep.has_saved)
+    t = Tensor._wrap(out)
+    if out.dtype in _INEXACT:
+        t._requires_grad = True
+        t._grad_fn = node
+    if prep.op.view:
+        _make_view(t, dyn[0], ((prep.op, _key_stat(stat)),))
+    elif prep.op.layout is not None:
+        t._layout = prep.op.layout(dyn[0], *stat)
+    if saves_result:
+        vc = t._vc = [0]
+        versions.append((vc, 0, out.aval))
+    node._versions = tuple(versions)
+    if _SAVED_HOOKS.stack and node._has_saved:
+        _pack_saved(node, dyn, t, from_result)
+    return t
+
+
+def _pattern_data(plan, dyn):
+    """(gradient positions, saved tensor positions, whether the result is saved) of a call
+    of a simple row; a function of which arguments are tensors and which require grad."""
+    diff = tuple((i, -1) for i, v in enumerate(dyn)
+                 if isinstance(v, Tensor) and v._requires_grad)
+    positions = tuple(i for i in plan.positions(dyn) if isinstance(dyn[i], Tensor))
+    return diff, positions, bool(plan.result and plan.saves_result(dyn))
+
+
+def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
+    if prep.simple and inplace_self is None and not isinstance(out, (tuple, list)):
+        return _record_simple(prep, dyn, arrays, stat, cd, out)
+    edges, diff = _edges_and_diff(prep, dyn)
+    needs = prep.needs_pos
+    if needs is None:
+        saved = tuple(arrays)
+        unsaved = ()
+    else:
+        saved = []
+        unsaved = []
+        for i, (k, a) in enumerate(zip(prep.kinds, arrays)):
+            if k == _S or i in needs:
+                saved.append(a)
+            elif k == _T:
+                saved.append(None)
+                if a is not None and not isinstance(a, _SCALARS):
+                    unsaved.append((i, -1, a.shape, a.dtype))
+                elif a is not None:
+                    saved[-1] = a  # Python numbers cost nothing to keep
+            else:
+                saved.append(tuple(None for _ in a))
+                unsaved.extend((i, j, x.shape, x.dtype) for j, x in enumerate(a))
+        saved = tuple(saved)
+        unsaved = tuple(unsaved)
+    versions = []
+    plan = prep.plan or prep.plan_for(dyn, stat)
+    for i in plan.positions(dyn):
+        v = dyn[i]
+        if isinstance(v, Tensor):
+            if v._inference:
+                _inference_saved()
+            if v is inplace_self:
+                continue  # its new version is checked through "result"
+            versions.append((v._counter(), v._version, _describe(v)))
+        elif prep.kinds[i] == _L:
+            if any(x._inference for x in v):
+                _inference_saved()
+            versions.extend((x._counter(), x._version, _describe(x)) for x in v)
+    if _from_result(prep, cd):
+        saved, unsaved = (out,), ()
+    spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
+    n_out = len(out) if isinstance(out, (tuple, list)) else 1
+    node = _node_cls(prep, dyn, stat, inplace_self is not None)(spec, saved, edges, (), n_out,
+                                                                has_saved=prep.has_saved)
+    if inplace_self is not None:
+        return node, versions
+    result = _wrap_outputs(prep, dyn, stat, out, node)
+    if plan.result and plan.saves_result(dyn):
+        r = result if isinstance(result, Tensor) else result[0]
+        versions.append((r._counter(), r._version, _describe(r)))
+    node._versions = tuple(versions)
+    if _SAVED_HOOKS.stack and node._has_saved:
+        _pack_saved(node, dyn, result, _from_result(prep, cd))
+    return result
+
+
+def _pack_saved(node, dyn, result, from_result):
+    """saved_tensors_hooks: hand each tensor the node saves to the active pack hook."""
+    if from_result:
+        tensors = (result,)
+    else:
+        tensors = tuple(v if isinstance(v, Tensor) else tuple(v) if isinstance(v, (list, tuple))
+                        and all(isinstance(x, Tensor) for x in v) else None for v in dyn)
+    node._saved = _saved_hooks.pack(node._saved, tensors)
