@@ -29,14 +29,6 @@ from torchjax import _compile_cache, _programs
 from torchjax._autograd import engine
 
 jax.config.update("jax_disable_most_optimizations", True)
-# XLA:CPU's MLIR fusion emitters take 2-3x longer than its older emitters to compile the
-# suite's small programs (a fresh cache: tests/nn/test_loss.py's 168 programs, XLA compile
-# 31.0 s -> 11.7 s; docs/performance.md, "Time to first step"). Set before the backend starts
-# (the first computation), in the environment, so the program cache's key has it; the
-# processes tests/programs starts run without it (tests/programs/test_programs.py: they run
-# as a user's script does), tests/distributed's with their own XLA_FLAGS.
-SUITE_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"
-os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {SUITE_XLA_FLAGS}".strip()
 # Not in the processes tests start (tests/programs, ...): their programs would compile ~1/3
 # faster, but resnet.py's gradient norms then differ from PyTorch's by 2-7% (docs/performance.md,
 # "Time to first step").

@@ -22,12 +22,6 @@ PROGRAMS = sorted(p.stem for p in HERE.glob("*.py")
 
 def _run(program: str, torchjax: bool) -> subprocess.Popen:
     env = dict(os.environ)
-    # compiled as a user's script is, without the suite's compile-time flag (tests/conftest.py)
-    flags = env.get("XLA_FLAGS", "").replace("--xla_cpu_use_fusion_emitters=false", "").strip()
-    if flags:
-        env["XLA_FLAGS"] = flags
-    else:
-        env.pop("XLA_FLAGS", None)
     env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, *(["-m", "torchjax"] if torchjax else []), f"{program}.py"]
     return subprocess.Popen(cmd, cwd=HERE, env=env, stdout=subprocess.PIPE,
