@@ -60,8 +60,10 @@ def _impl():
 def serves(np_dtype) -> bool:
     """Whether draws of this dtype come from here: real floating dtypes (a complex normal
     splits its key), with JAX's partitionable threefry."""
+    # (not in a forked DataLoader worker: its guard evaluates programs with NumPy, and the
+    # chunk key's bits would reach XLA there, which hangs after a fork)
     return (threefry2x32_p is not None and jnp.issubdtype(np_dtype, jnp.floating)
-            and bool(jax.config.jax_threefry_partitionable))
+            and bool(jax.config.jax_threefry_partitionable) and not _programs.in_forked_worker())
 
 
 @functools.lru_cache(maxsize=64)

@@ -306,6 +306,11 @@ def enabled() -> bool:
             not in _compile_cache._OFF + ("",))
 
 
+def in_forked_worker() -> bool:
+    """Whether forked_worker() was called in this process."""
+    return _forked_worker
+
+
 def forked_worker() -> None:
     """This process is a forked DataLoader worker: every program, including those the parent
     made through here (whose dispatchers it inherited), goes to jax.jit's Python path, which
