@@ -9,8 +9,14 @@ import warnings
 
 faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits forever fails
 
+import numpy as np
 import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
 import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
@@ -52,5 +58,58 @@ with warnings.catch_warnings(record=True) as caught:
     out["made_inside"] = made_inside(torch.zeros(1)).tolist()
 out["graph_breaks"] = [str(w.message) for w in caught if "Graph break" in str(w.message)]
 
+# training steps: eagerly, then the same step compiled (one SPMD program over both
+# processes); each rank feeds its own rows of a global batch of 16
+g = np.random.default_rng(0)
+data = [(torch.tensor(g.standard_normal((16, 4)).astype(np.float32)),
+         torch.tensor(g.integers(0, 3, 16))) for _ in range(3)]
+
+
+def train(wrap, compiled, rows_of_rank=True):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+    wrap(model)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    run = torch.compile(step) if compiled else step
+    losses = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for xs, ys in data:
+            rows = slice(rank * 8, (rank + 1) * 8) if rows_of_rank else slice(None)
+            losses.append(run(xs[rows], ys[rows]).item())
+    params = [(p.full_tensor() if hasattr(p, "full_tensor") else p).detach().numpy().tolist()
+              for p in model.parameters()]
+    return {"losses": losses, "params": params,
+            "programs": [run.compiles, run.executions] if compiled else None,
+            "local_shapes": [list(p._data.addressable_shards[0].data.shape)
+                           for p in model.parameters()],
+            "adam_local_shapes": [list(opt.state[p]["exp_avg"]._data.addressable_shards[0]
+                                     .data.shape) for p in model.parameters()],
+            "graph_breaks": [str(w.message) for w in caught if "Graph break" in str(w.message)]}
+
+
+out["one_process"] = train(lambda model: None, False, rows_of_rank=False)  # the global batch
+out["fsdp"] = train(fully_shard, False)
+out["fsdp_compiled"] = train(fully_shard, True)
+mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("tp",))
+
+
+def tp(model):
+    parallelize_module(model, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+
+
+# tensor parallel: every rank the same (whole) batch, as PyTorch's TP expects
+out["tp"] = train(tp, False, rows_of_rank=False)
+out["tp_compiled"] = train(tp, True, rows_of_rank=False)
+
+out["graph_breaks_everywhere"] = sum(len(v["graph_breaks"]) for v in out.values()
+                                    if isinstance(v, dict))
 print("RESULT " + json.dumps(out), flush=True)
 dist.destroy_process_group()

@@ -42,3 +42,33 @@ def test_rank_dependent_collectives_compile_to_one_program(ranks):
 def test_a_rank_constant_is_not_folded_through_a_collective(ranks):
     for res in ranks:
         assert res["made_inside"] == [3.0]
+
+
+@pytest.mark.parametrize("kind", ["fsdp", "tp"])
+def test_compiled_training_step_is_one_program_matching_eager(ranks, kind):
+    """A fully_shard model (each rank its rows of the global batch) and a tensor-parallel MLP
+    (colwise then rowwise, every rank the whole batch), 3 Adam steps compiled across the 2
+    processes: one program, no graph break, eager's losses and parameters, the parameters
+    and Adam's moments still split between the processes."""
+    for res in ranks:
+        got, want = res[kind + "_compiled"], res[kind]
+        assert got["programs"] == [1, 3]
+        assert got["graph_breaks"] == [] and want["graph_breaks"] == []
+        np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-6)
+        for a, b in zip(got["params"], want["params"]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        whole = [list(np.shape(p)) for p in want["params"]]
+        halves = {"fsdp": [[4, 4], [4], [2, 8], [2]], "tp": [[4, 4], [4], [4, 4], [4]]}[kind]
+        assert whole == [[8, 4], [8], [4, 8], [4]]
+        for shapes in (got["local_shapes"], got["adam_local_shapes"], want["local_shapes"]):
+            assert shapes == halves
+    # eagerly, both train as one process with the global batch
+    one = ranks[0]["one_process"]
+    for res in ranks:
+        for a, b in zip(res[kind]["params"], one["params"]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    if kind == "tp":  # every rank the whole batch: the global batch's loss
+        np.testing.assert_allclose(ranks[0]["tp"]["losses"], one["losses"], rtol=1e-6)
+    else:  # each rank the loss of its own rows, whose mean is the global batch's
+        np.testing.assert_allclose(np.mean([r["fsdp"]["losses"] for r in ranks], axis=0),
+                                   one["losses"], rtol=1e-5)

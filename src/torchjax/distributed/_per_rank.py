@@ -212,9 +212,20 @@ class _Runner:
         # a known tensor, or of its gradient), else None: the step's own results
         n_consts = program.n_consts
         self.source = [None] * program.traced.n_outputs
+        jaxpr = program.traced.jaxpr.jaxpr
+        shape_of, k = {}, program.traced.n_outputs  # each write's value's shape
+        for w, has_value in program.traced.writes:
+            if has_value:
+                shape_of[id(w)] = jaxpr.outvars[k].aval.shape
+                k += 1
         for w, has_value in program.writes:
             if has_value:
                 i = getattr(w, "t", None)
+                if i is None:  # optimizer state of a parameter (Adam's moments): its layout
+                    i = getattr(w, "p", None)
+                    if isinstance(i, int) and shape_of[id(w)] != jaxpr.invars[
+                            program.array_of[i]].aval.shape:
+                        i = None  # (a step count)
                 self.source.append(n_consts + program.array_of[i] if isinstance(i, int)
                                    else None)
         self.local = None
