@@ -100,6 +100,16 @@ out["fsdp"] = train(fully_shard, False)
 out["fsdp_compiled"] = train(fully_shard, True)
 mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("tp",))
 
+# reading this process's shard inside a compiled step breaks the graph (the step is traced
+# per rank, each rank holding whole values) and runs eagerly, with eager's result
+sharded = nn.Linear(4, 4)
+fully_shard(sharded)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    shard_sum = torch.compile(lambda: sharded.weight.to_local().sum() * 1)()
+out["to_local_compiled"] = [shard_sum.item(), sharded.weight.to_local().sum().item(),
+                            [str(w.message) for w in caught if "Graph break" in str(w.message)]]
+
 
 def tp(model):
     parallelize_module(model, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
@@ -111,5 +121,8 @@ out["tp_compiled"] = train(tp, True, rows_of_rank=False)
 
 out["graph_breaks_everywhere"] = sum(len(v["graph_breaks"]) for v in out.values()
                                     if isinstance(v, dict))
-print("RESULT " + json.dumps(out), flush=True)
+for r in range(world):  # one after the other: long lines written together would interleave
+    if r == rank:
+        print("RESULT " + json.dumps(out), flush=True)
+    dist.barrier()
 dist.destroy_process_group()

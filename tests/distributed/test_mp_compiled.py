@@ -72,3 +72,11 @@ def test_compiled_training_step_is_one_program_matching_eager(ranks, kind):
     else:  # each rank the loss of its own rows, whose mean is the global batch's
         np.testing.assert_allclose(np.mean([r["fsdp"]["losses"] for r in ranks], axis=0),
                                    one["losses"], rtol=1e-5)
+
+
+def test_reading_a_shard_inside_a_compiled_step_breaks_the_graph(ranks):
+    for res in ranks:
+        got, want, breaks = res["to_local_compiled"]
+        assert got == want
+        assert len(breaks) == 1 and "DTensor.to_local inside a compiled step" in breaks[0]
+    assert ranks[0]["to_local_compiled"][0] != ranks[1]["to_local_compiled"][0]

@@ -90,6 +90,15 @@ def my_slice(x, r: int, k: int, axis: int):
     return jax.lax.slice_in_dim(x, r * k, (r + 1) * k, axis=axis)
 
 
+def refuse(what: str) -> None:
+    """In a per-rank trace, where each rank holds whole values, a DTensor call that reads or
+    makes one process's shard (or takes rank 0's values) has no meaning: the graph breaks."""
+    if _TRACING[0]:
+        from ..compiler._breaks import GraphBreak
+        raise GraphBreak(f"{what} inside a compiled step across processes is not supported "
+                         "(the step is traced per rank, each rank holding whole values)")
+
+
 def keep(value) -> None:
     """Makes the step under trace compute `value` on every rank though only some ranks use
     it (gather's rows on a rank that is not dst): XLA drops an unused collective, and each
