@@ -50,6 +50,22 @@ with warnings.catch_warnings(record=True) as caught:
     out["collectives_eager_2"] = [v.tolist() for v in collectives(x + 1)]
     out["collectives_programs"] = [step.compiles, step.executions]
 
+    def point_to_point(t):
+        """A send met by a recv, then an exchange where both ranks send first."""
+        got, theirs = torch.zeros(2), torch.zeros(2)
+        if rank == 0:
+            dist.send(t * 2, dst=1)
+        else:
+            dist.recv(got, src=0)
+        peer = 1 - rank
+        dist.batch_isend_irecv([dist.P2POp(dist.isend, t + 10, peer),
+                                dist.P2POp(dist.irecv, theirs, peer)])
+        return got, theirs
+    p2p = torch.compile(point_to_point)
+    out["p2p"] = [[v.tolist() for v in point_to_point(x + k)] for k in range(2)]
+    out["p2p_compiled"] = [[v.tolist() for v in p2p(x + k)] for k in range(2)]
+    out["p2p_programs"] = [p2p.compiles, p2p.executions]
+
     @torch.compile
     def made_inside(t):  # a constant of this rank's program: XLA must not fold it
         own = torch.tensor([float(rank + 1)])

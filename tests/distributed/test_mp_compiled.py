@@ -80,3 +80,16 @@ def test_reading_a_shard_inside_a_compiled_step_breaks_the_graph(ranks):
         assert got == want
         assert len(breaks) == 1 and "DTensor.to_local inside a compiled step" in breaks[0]
     assert ranks[0]["to_local_compiled"][0] != ranks[1]["to_local_compiled"][0]
+
+
+def test_send_recv_inside_a_compiled_step(ranks):
+    """send met by recv, and an exchange (both ranks send first): one program, eager's
+    results (the roles are exchanged while the step is traced)."""
+    xs = [np.array([1.0, 2.0]) + 3 * r for r in range(2)]
+    for r, res in enumerate(ranks):
+        assert res["p2p_compiled"] == res["p2p"]
+        assert res["p2p_programs"] == [1, 2]
+        for k in range(2):
+            got, theirs = res["p2p"][k]
+            assert got == ((2 * (xs[0] + k)).tolist() if r == 1 else [0.0, 0.0])
+            assert theirs == (xs[1 - r] + k + 10).tolist()

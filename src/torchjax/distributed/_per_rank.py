@@ -122,6 +122,7 @@ class Spmd:
     def __init__(self):
         self.axis_env = [(AXIS, jax.process_count())]
         self.spanning = False  # the trace under way reads arrays that span processes
+        self.unpaired = False  # the trace left a traced send in the mailbox (_p2p)
 
     def avals(self, arrays):
         """What the step is traced over: an array spanning the processes by shape and dtype
@@ -143,12 +144,17 @@ class Spmd:
             _TRACING[0] = prev
             _KEPT[:] = kept
             _LAST[:] = last
+            from . import _p2p
+            self.unpaired = _p2p.drop_traced()
 
     def kept(self) -> list:
         return list(_KEPT)
 
     def check(self, traced) -> None:
         from ..compiler._breaks import GraphBreak
+        if self.unpaired:
+            raise GraphBreak("a send inside the compiled step whose recv is outside it (both "
+                             "ranks sent first) is not supported")
         # the tape node of such a forward would run JAX's vjp of the program eagerly, on
         # this process alone: neither its collectives nor DDP's averaging would happen
         if traced.differentiable_outputs and (self.spanning
