@@ -16,6 +16,14 @@ axis, and runs the jaxpr under `shard_map` over a mesh of every process's device
 - a step with neither a collective nor an array spanning processes stays a program of this
   process alone, so one rank may call it by itself.
 
+Each process compiles the program it traced, and the ranks' programs may differ (gather's
+dst writes its list, a rank branches on its rank), while XLA compiles each as if all ran
+it. So the collectives are made to meet: a result only some ranks use is kept as a
+discarded output on every rank (`keep`: XLA would drop an unused collective), a result only
+rank dst keeps is a select on the process axis (`keep_on`), and each collective's operand
+depends on the previous collective's result and passes a barrier (`rows`), so every rank
+runs them in the order of the trace and none is folded as a constant.
+
 The compiler's side is `compiler._trace.SPMD`, set by init_process_group.
 """
 
