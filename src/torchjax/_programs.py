@@ -326,6 +326,11 @@ def _get_store():
     directory = _compile_cache.directory
     if not enabled() or _compile_cache._FileCache is None:
         return None
+    if jax.process_count() > 1:
+        # in a job of several processes an executable loaded from disk fails when it runs
+        # ("CopyArrays only supports destination device list of the same size ...") and its
+        # recompile after that too (jax 0.10.2, 2 CPU processes): compile in memory there
+        return None
     path = os.path.join(directory, _SUBDIR)
     if _store is None or _store_dir != path:
         with _lock:

@@ -172,6 +172,22 @@ def compiled_dtensors_keep_placements():
     for e, g in zip(eager, got):
         same_as_eager(e, g)
 
+    # reductions over a dim that is not sharded, views keeping a leading shard, permutes:
+    # the shard moves where eager's (XLA's, and PyTorch's) placements say
+    x3 = distribute_tensor(torch.randn(16, 4, 6), mesh, [Shard(0)])
+
+    def g(x3):
+        return (x3.sum(1), x3.mean(-1), x3.sum(1, keepdim=True), x3.amax(2), x3.view(16, 24),
+                x3.reshape(8, 2, 24), x3.flatten(0, 1), x3.permute(2, 0, 1), x3.unsqueeze(0),
+                x3.transpose(0, 2), x3.sum((1, 2)), x3.std(1))
+
+    eager, got = g(x3), torch.compile(g)(x3)
+    assert [e.placements for e in eager] == [
+        (Shard(0),)] * 7 + [(Shard(1),), (Shard(1),), (Shard(2),), (Shard(0),), (Shard(0),)], \
+        [e.placements for e in eager]
+    for e, r in zip(eager, got):
+        same_as_eager(e, r)
+
     # a Linear under parallelize_module, on a plain and on a replicated DTensor input
     torch.manual_seed(0)
     lin = torch.nn.Linear(8, 16)

@@ -55,7 +55,11 @@ def train(model, data, compiled=False):
         return loss
     if compiled:
         step = torch.compile(step)
-    return [step(x, y).item() for x, y in data], opt
+    losses = [step(x, y).item() for x, y in data]
+    if compiled:  # one program, run by every step (no graph break, no recompile)
+        assert [step.compiles, step.executions] == [1, len(data)], (step.compiles,
+                                                                    step.executions)
+    return losses, opt
 
 
 def sharded(model):

@@ -142,7 +142,7 @@ with warnings.catch_warnings(record=True) as caught:
         out["local_only"] = local_only(torch.ones(3)).item()
 
     @torch.compile
-    def reduced(t):  # only rank dst keeps the result: each rank would trace another program
+    def reduced(t):  # only rank dst keeps the result: a select by rank in the program
         dist.reduce(t, dst=0)
         return t
     out["compiled_reduce"] = reduced(torch.tensor([1.0 + rank])).tolist()

@@ -106,6 +106,37 @@ def attention_block_matches_one_device():
 
 
 @check
+def compiled_training_step_is_one_program_matching_eager():
+    """An Adam step of a colwise/rowwise MLP under torchjax.compile: one program run by
+    every step, the eager losses and parameters, the weights still sharded."""
+    mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("tp",))
+    x = torch.randn(4, 16)
+    got = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        model = parallelize_module(MLP(), mesh, {"up": ColwiseParallel(),
+                                                 "down": RowwiseParallel()})
+        opt = torch.optim.Adam(model.parameters(), lr=0.1)
+
+        def step():
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        run = torch.compile(step) if compiled else step
+        losses = [run().item() for _ in range(3)]
+        if compiled:
+            assert [run.compiles, run.executions] == [1, 3], (run.compiles, run.executions)
+        assert shard_shape(model.up.weight) == (8, 16)
+        assert shard_shape(model.down.weight) == (16, 8)
+        got.append((losses, model))
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-5)
+    for p, q in zip(got[1][1].parameters(), got[0][1].parameters()):
+        close(p, q)
+
+
+@check
 def tensor_parallel_inside_data_parallel_on_a_2d_mesh():
     mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
     torch.manual_seed(0)

@@ -70,7 +70,7 @@ def prefill(lazy, known, n_inputs) -> bool:
                               if any(q is p for q in g["params"])), None)
                 if group is None:
                     return False
-                st.update(opt._init_state(p, group))
+                st.update(_beside(opt._init_state(p, group), p))
                 groups[id(p)] = st
             if w.key not in st or not isinstance(st[w.key], Tensor) \
                     or tuple(st[w.key].shape) != tuple(aval.shape):
@@ -82,6 +82,21 @@ def prefill(lazy, known, n_inputs) -> bool:
             zeros = np.zeros(aval.shape, aval.dtype)
             t._grad = Tensor._wrap(jax.device_put(zeros, t._data.sharding))
     return True
+
+
+def _beside(state: dict, p) -> dict:
+    """The initial state of a parameter laid out over several devices, its scalars (Adam's
+    step) replicated over the same mesh: where the program leaves them, so that the second
+    call's state has the first's signature (one program, not two)."""
+    sharding = p._data.sharding
+    if (not isinstance(sharding, jax.sharding.NamedSharding) or len(sharding.device_set) == 1
+            or not sharding.is_fully_addressable):  # (across processes a step runs per rank)
+        return state
+    whole = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+    for v in state.values():
+        if isinstance(v, Tensor) and tuple(v.shape) != tuple(p.shape):
+            v._data = jax.device_put(v._data, whole)
+    return state
 
 
 def prefill_fresh(optimizers) -> list | None:
@@ -108,7 +123,7 @@ def prefill_fresh(optimizers) -> list | None:
                 p._grad = Tensor._wrap(jax.device_put(zeros, p._data.sharding))
                 states = []
                 if stateful:
-                    st = opt._init_state(p, group)
+                    st = _beside(opt._init_state(p, group), p)
                     opt.state[p].update(st)
                     states = [v for v in st.values() if isinstance(v, Tensor)]
                 made.append((p, states))

@@ -41,7 +41,9 @@ from ._breaks import GraphBreak, sticky
 
 # In a job of several processes torchjax.distributed sets this to an object that traces the
 # step per rank (`axis_env`, `avals(arrays)`, `tracing()`, `check(traced)`) and runs its program as one SPMD
-# program over every process (`jit(fun, donate_argnums, program)`): distributed/_per_rank.py
+# program over every process (`jit(fun, donate_argnums, program)`): distributed/_per_rank.py.
+# `kept()` lists traced values the program must compute though no write or output needs them
+# (a collective whose result only some ranks keep: every rank's program must run it)
 SPMD = [None]
 
 # torchjax.distributed.tensor sets this to its `layout(t) -> (array, tag)`: for a DTensor the
@@ -82,6 +84,15 @@ class GradWrite:
     def put(self, known, value):
         g = Tensor._wrap(value)
         known[self.t]._grad = self.tag.apply(g) if self.tag is not None else g
+
+
+class Discard:
+    """A value the program computes only so that it is computed (SPMD's `kept()`)."""
+
+    __slots__ = ()
+
+    def put(self, known, value):
+        pass
 
 
 class GradClear:
@@ -409,6 +420,10 @@ def trace(fn, args, kwargs, known, src) -> Traced:
                 template.append(x)
         writes, values = _writes(known, array_of, tracers, grads0, modules, src, opt_state0,
                                  extras, ids)
+        if SPMD[0] is not None:
+            for v in SPMD[0].kept():
+                writes.append((Discard(), True))
+                values.append(v)
         for gen, st in rng.items():
             st.append(gen._offset)  # draws made = offset now - offset at the first draw
         result.update(spec=spec, template=template, out_rg=out_rg, reach=reach, writes=writes,

@@ -158,6 +158,23 @@ def _member(g) -> bool:
     return g.rank() >= 0
 
 
+def _across(tensor: Tensor, g) -> bool:
+    """Whether this call is traced into a compiled step that runs across processes."""
+    return isinstance(tensor._data, jax.core.Tracer) and g.size() > 1
+
+
+def _slice(x, g, k: int, axis: int):
+    """This rank's k-long slice of x on `axis` (a traced rank inside a per-rank trace)."""
+    if g.size() == 1:
+        return x
+    return _per_rank.my_slice(x, g.rank(), k, axis)
+
+
+def _mine(rows, g):
+    """This rank's row of `rows`."""
+    return _slice(rows, g, 1, 0)[0]
+
+
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """tensor <- the reduction of every process's tensor, in place."""
     g = _process_group(group)
@@ -169,11 +186,13 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
 def reduce(tensor: Tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = False,
            group_dst=None):
     """Like all_reduce, but only rank dst keeps the result (the others' tensors are left)."""
-    _per_rank.refuse("reduce", tensor)
     g = _process_group(group)
     if _member(g):
         value = _run("reduce", op, tensor, g)
-        if jax.process_index() == (dst if group_dst is None else g.ranks[group_dst]):
+        dst = dst if group_dst is None else g.ranks[group_dst]
+        if _across(tensor, g):  # every rank traces the same program: a select by rank
+            _write(tensor, _per_rank.keep_on(dst, value, tensor._data))
+        elif jax.process_index() == dst:
             _write(tensor, value)
     return _done(async_op)
 
@@ -208,7 +227,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=
     if _member(g):
         total = _run("reduce", op, input, g)
         k = total.shape[0] // g.size()
-        mine = _per_rank.my_slice(total, g.rank(), k, 0)
+        mine = _slice(total, g, k, 0)
         _write(output, mine.reshape(tuple(output.shape)))
     return _done(async_op)
 
@@ -217,11 +236,10 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
                    async_op: bool = False):
     """output <- the reduction over ranks of their input_list[this rank]."""
     import torchjax
-    _per_rank.refuse("reduce_scatter", output)
     g = _process_group(group)
     if _member(g):
         total = _run("reduce", op, torchjax.stack(list(input_list)), g)
-        _write(output, total[g.rank()])
+        _write(output, _mine(total, g))
     return _done(async_op)
 
 
@@ -240,10 +258,11 @@ def gather(tensor: Tensor, gather_list=None, dst: int = 0, group=None, async_op:
 
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.gather.
     """
-    _per_rank.refuse("gather", tensor)
     g = _process_group(group)
     if _member(g):
         rows = _run("gather", None, tensor, g)
+        if _across(tensor, g):
+            _per_rank.keep(rows)
         if jax.process_index() == (dst if group_dst is None else g.ranks[group_dst]):
             for r, t in enumerate(gather_list):
                 _write(t, rows[r])
@@ -257,14 +276,15 @@ def scatter(tensor: Tensor, scatter_list=None, src: int = 0, group=None, async_o
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.scatter.
     """
     import torchjax
-    _per_rank.refuse("scatter", tensor)
     g = _process_group(group)
     source = src if group_src is None else g.ranks[group_src]
     if _member(g):
         mine = torchjax.stack(list(scatter_list)) if jax.process_index() == source else \
             torchjax.zeros((g.size(),) + tuple(tensor.shape), dtype=tensor.dtype)
         rows = _run("gather", None, mine, g)
-        _write(tensor, rows[g.ranks.index(source)][g.rank()])
+        if _across(mine, g):
+            _per_rank.keep(rows)
+        _write(tensor, _mine(rows[g.ranks.index(source)], g))
     return _done(async_op)
 
 
@@ -278,7 +298,7 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
     if _member(g):
         rows = _run("gather", None, input, g)
         k = rows.shape[1] // g.size()
-        mine = _per_rank.my_slice(rows, g.rank(), k, 1)
+        mine = _slice(rows, g, k, 1)
         _write(output, mine.reshape(tuple(output.shape)))
     return _done(async_op)
 
@@ -289,12 +309,11 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_to_all.
     """
     import torchjax
-    _per_rank.refuse("all_to_all", input_tensor_list[0])
     g = _process_group(group)
     if _member(g):
         rows = _run("gather", None, torchjax.stack(list(input_tensor_list)), g)
         for r, t in enumerate(output_tensor_list):
-            _write(t, rows[r, g.rank()])
+            _write(t, _mine(rows[r], g))
     return _done(async_op)
 
 

@@ -18,11 +18,14 @@ Calls are matched in the order each process makes them, as PyTorch's are on one 
 from __future__ import annotations
 
 import collections
+import contextlib
 
 import jax
 import numpy as np
 
 from .._tensor import Tensor
+from .._untraceable import Untraceable
+from . import _per_rank
 from ._collectives import Work, _process_group, _run, _write
 from ._process_group import ProcessGroup
 
@@ -56,8 +59,12 @@ def _transfer(tensor: Tensor, peer: int, role: int) -> None:
         _write(tensor, _MAILBOX[peer].popleft())
         return
     pair = ProcessGroup(sorted((me, peer)))
-    from .._creation import tensor as make
-    header = np.asarray(_run("gather", None, make([role, tensor.numel()]), pair))
+    traced = isinstance(tensor._data, jax.core.Tracer)
+    if traced and pair.ranks != list(range(jax.process_count())):
+        raise Untraceable("send/recv between two of the processes cannot be traced into a "
+                          "compiled step (it is one program over every process); the step "
+                          "runs eagerly")
+    header = _header(role, tensor.numel(), pair, traced)
     mine, theirs = header[pair.ranks.index(me)], header[pair.ranks.index(peer)]
     if mine[1] != theirs[1]:
         raise RuntimeError(f"send/recv between ranks {me} and {peer}: sizes differ "
@@ -66,12 +73,39 @@ def _transfer(tensor: Tensor, peer: int, role: int) -> None:
         raise RuntimeError(f"recv from rank {peer} met its recv from rank {me}: both ranks "
                            f"are waiting; send on one side first")
     rows = _run("gather", None, tensor, pair)
+    if traced:  # a sender's program must run the gather too (XLA drops an unused one)
+        _per_rank.keep(rows)
     if theirs[0] == _SEND:
         row = rows[pair.ranks.index(peer)]
         if role == _RECV:
             _write(tensor, row)
         else:  # both sent: each keeps the other's data for its next recv
             _MAILBOX[peer].append(row)
+
+
+def _header(role: int, numel: int, pair, traced: bool):
+    """Both sides' (role, size), exchanged now. Inside a compiled step's per-rank trace too:
+    both ranks trace the step together (they call it together), and the roles decide what
+    each traces, so they are exchanged while tracing, outside the program (each later call
+    runs the same code, so the same roles)."""
+    from .._creation import tensor as make
+    with contextlib.ExitStack() as eagerly:
+        if traced:
+            eagerly.enter_context(jax.disable_jit(False))
+            eagerly.enter_context(jax.ensure_compile_time_eval())
+        return np.asarray(_run("gather", None, make([role, numel]), pair))
+
+
+def drop_traced() -> bool:
+    """Takes the traced rows a per-rank trace left in the mailbox out of it; whether there
+    were any (a send inside the step whose recv is outside it)."""
+    left = False
+    for box in _MAILBOX.values():
+        kept = [r for r in box if not isinstance(r, jax.core.Tracer)]
+        left |= len(kept) != len(box)
+        box.clear()
+        box.extend(kept)
+    return left
 
 
 def send(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0,

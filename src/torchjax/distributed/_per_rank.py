@@ -16,6 +16,14 @@ axis, and runs the jaxpr under `shard_map` over a mesh of every process's device
 - a step with neither a collective nor an array spanning processes stays a program of this
   process alone, so one rank may call it by itself.
 
+Each process compiles the program it traced, and the ranks' programs may differ (gather's
+dst writes its list, a rank branches on its rank), while XLA compiles each as if all ran
+it. So the collectives are made to meet: a result only some ranks use is kept as a
+discarded output on every rank (`keep`: XLA would drop an unused collective), a result only
+rank dst keeps is a select on the process axis (`keep_on`), and each collective's operand
+depends on the previous collective's result and passes a barrier (`rows`), so every rank
+runs them in the order of the trace and none is folded as a constant.
+
 The compiler's side is `compiler._trace.SPMD`, set by init_process_group.
 """
 
@@ -33,6 +41,8 @@ from .._untraceable import Untraceable
 
 AXIS = "torchjax_processes"  # the process axis of the per-rank trace and of the SPMD mesh
 _TRACING = [False]
+_KEPT: list = []  # results of collectives the trace under way must compute on every rank
+_LAST: list = []  # the result of the trace's last collective (rows orders the next after it)
 
 
 def tracing() -> bool:
@@ -53,7 +63,31 @@ def rows(arr, g):
             f"a collective on a group of some of the processes ({g.ranks}) cannot be traced "
             "into a compiled step (it is one program over every process); the step runs "
             "eagerly")
-    return jax.lax.all_gather(arr, AXIS)
+    # Each rank traces its own program and XLA compiles each as if every rank ran it. So
+    # the operand goes through a barrier: a value that is a constant of this rank's program
+    # (zeros on scatter's non-src ranks, a tensor made from the rank inside the step) would
+    # be folded through the collective as if the same on every rank. And it is made to
+    # depend on the previous collective's result: XLA orders independent collectives by
+    # each program's other work (a barrier alone is gone by then), so ranks whose programs
+    # differ (gather's dst, code that branches on the rank) would meet the wrong peers.
+    arr = jax.lax.optimization_barrier(arr)
+    if _LAST:
+        arr = _after(arr, _LAST[0])
+    out = jax.lax.all_gather(arr, AXIS)
+    _LAST[:] = [out]
+    return out
+
+
+def _after(arr, prev):
+    """arr, unchanged, as a value XLA can compute only after prev: its first element written
+    back at an index read from prev (min(prev[0], 0), which dynamic_update_slice clamps to
+    0), a dependence no simplification removes."""
+    if arr.size == 0 or prev.size == 0:
+        return arr
+    p = prev.reshape(-1)[0]
+    i = jnp.minimum(jnp.real(p).astype(jnp.float32).astype(jnp.int32), 0)
+    flat = arr.reshape(-1)
+    return jax.lax.dynamic_update_slice(flat, flat[:1], (i,)).reshape(arr.shape)
 
 
 def my_slice(x, r: int, k: int, axis: int):
@@ -64,13 +98,27 @@ def my_slice(x, r: int, k: int, axis: int):
     return jax.lax.slice_in_dim(x, r * k, (r + 1) * k, axis=axis)
 
 
-def refuse(what: str, tensor) -> None:
-    """A collective whose effect differs by rank (only rank dst keeps a result) would make
-    each process trace a different program: inside a compiled step it breaks the graph."""
-    if isinstance(tensor._data, jax.core.Tracer):
-        raise Untraceable(f"torch.distributed.{what} across processes cannot be traced into a "
-                          "compiled step (only some ranks keep its result, so each would trace "
-                          "another program); the step runs eagerly")
+def refuse(what: str) -> None:
+    """In a per-rank trace, where each rank holds whole values, a DTensor call that reads or
+    makes one process's shard (or takes rank 0's values) has no meaning: the graph breaks."""
+    if _TRACING[0]:
+        from ..compiler._breaks import GraphBreak
+        raise GraphBreak(f"{what} inside a compiled step across processes is not supported "
+                         "(the step is traced per rank, each rank holding whole values)")
+
+
+def keep(value) -> None:
+    """Makes the step under trace compute `value` on every rank though only some ranks use
+    it (gather's rows on a rank that is not dst): XLA drops an unused collective, and each
+    process's program must run the same collectives."""
+    _KEPT.append(value)
+
+
+def keep_on(rank: int, value, old):
+    """value on process `rank` and old on the others, inside a per-rank trace: a select on
+    the process axis, so that every process traces the same program (a collective whose
+    result only some ranks keep, as reduce's)."""
+    return jnp.where(jax.lax.axis_index(AXIS) == rank, value, old)
 
 
 # -- the compiler's hook ---------------------------------------------------------------------
@@ -82,6 +130,7 @@ class Spmd:
     def __init__(self):
         self.axis_env = [(AXIS, jax.process_count())]
         self.spanning = False  # the trace under way reads arrays that span processes
+        self.unpaired = False  # the trace left a traced send in the mailbox (_p2p)
 
     def avals(self, arrays):
         """What the step is traced over: an array spanning the processes by shape and dtype
@@ -93,15 +142,27 @@ class Spmd:
 
     @contextlib.contextmanager
     def tracing(self):
-        prev = _TRACING[0]
+        prev, kept, last = _TRACING[0], list(_KEPT), list(_LAST)
         _TRACING[0] = True
+        _KEPT.clear()
+        _LAST.clear()
         try:
             yield
         finally:
             _TRACING[0] = prev
+            _KEPT[:] = kept
+            _LAST[:] = last
+            from . import _p2p
+            self.unpaired = _p2p.drop_traced()
+
+    def kept(self) -> list:
+        return list(_KEPT)
 
     def check(self, traced) -> None:
         from ..compiler._breaks import GraphBreak
+        if self.unpaired:
+            raise GraphBreak("a send inside the compiled step whose recv is outside it (both "
+                             "ranks sent first) is not supported")
         # the tape node of such a forward would run JAX's vjp of the program eagerly, on
         # this process alone: neither its collectives nor DDP's averaging would happen
         if traced.differentiable_outputs and (self.spanning
@@ -174,9 +235,20 @@ class _Runner:
         # a known tensor, or of its gradient), else None: the step's own results
         n_consts = program.n_consts
         self.source = [None] * program.traced.n_outputs
+        jaxpr = program.traced.jaxpr.jaxpr
+        shape_of, k = {}, program.traced.n_outputs  # each write's value's shape
+        for w, has_value in program.traced.writes:
+            if has_value:
+                shape_of[id(w)] = jaxpr.outvars[k].aval.shape
+                k += 1
         for w, has_value in program.writes:
             if has_value:
                 i = getattr(w, "t", None)
+                if i is None:  # optimizer state of a parameter (Adam's moments): its layout
+                    i = getattr(w, "p", None)
+                    if isinstance(i, int) and shape_of[id(w)] != jaxpr.invars[
+                            program.array_of[i]].aval.shape:
+                        i = None  # (a step count)
                 self.source.append(n_consts + program.array_of[i] if isinstance(i, int)
                                    else None)
         self.local = None

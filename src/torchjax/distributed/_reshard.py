@@ -11,7 +11,6 @@ from __future__ import annotations
 import jax
 
 from .._tensor import Tensor
-from .._untraceable import Untraceable
 from ..interop import from_jax
 from . import _per_rank
 
@@ -25,11 +24,10 @@ def place_array(arr, sharding):
     """arr on `sharding`: a device_put eagerly, a sharding constraint while traced."""
     if isinstance(arr, jax.core.Tracer):
         if _per_rank.tracing():
-            # the per-rank step runs inside shard_map, where a global layout means nothing
-            raise Untraceable(
-                "laying tensors out on a mesh (DTensor, fully_shard, tensor parallel) cannot be "
-                "traced into a compiled step in a job of several processes; the step runs "
-                "eagerly")
+            # the per-rank step runs inside shard_map, each rank's step whole on its own
+            # devices: a layout over the mesh means nothing there (the program's results
+            # go back onto their arrays' shardings when it returns, _per_rank._Runner)
+            return arr
         return jax.lax.with_sharding_constraint(arr, sharding)
     if getattr(arr, "sharding", None) == sharding:
         return arr
@@ -39,8 +37,8 @@ def place_array(arr, sharding):
 def reshard(t: Tensor, sharding) -> Tensor:
     """t's value on `sharding`, as a new Tensor (recorded on the tape when t requires grad)."""
     if t._requires_grad:
-        if isinstance(t._data, jax.core.Tracer):
-            place_array(t._data, sharding)  # the per-rank trace's refusal, if any
+        if isinstance(t._data, jax.core.Tracer) and _per_rank.tracing():
+            return t  # see place_array
         return _constrain(t, sharding)
     return Tensor._wrap(place_array(t._data, sharding))
 

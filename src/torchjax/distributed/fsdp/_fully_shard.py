@@ -13,6 +13,7 @@ from __future__ import annotations
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ...nn.modules.module import Module
+from .. import _per_rank
 from .._data_parallel import default_mesh, shard_batch
 from .._global_batch import on_sharding, spans_processes, to_local
 from .._reshard import place_array
@@ -60,6 +61,11 @@ class FSDPModule:
     def __call__(self, *args, **kwargs):
         root = _DEPTH.calls == 0
         mesh = self._fsdp_mesh
+        if _per_rank.tracing() and _spans(mesh):
+            # a compiled step across processes: each rank runs the module on its own batch
+            # with the parameters whole, as DDP's compiled step (gradients averaged by
+            # _shard_grad); the program puts each parameter back on its shards
+            return super().__call__(*args, **kwargs)
         if root:
             args = shard_batch(args, mesh, 0, "fully_shard")
             kwargs = shard_batch(kwargs, mesh, 0, "fully_shard")
@@ -160,8 +166,15 @@ def _with_tensor_parallel(p, mesh):
 
 
 def _shard_grad(p):
-    if p._grad is not None:
-        p._grad._data = place_array(p._grad._data, p._sharding)
+    if p._grad is None:
+        return
+    if _per_rank.tracing() and spans_processes(p._sharding):
+        # each rank's gradient of its own loss: averaged over the processes, as FSDP's
+        # reduce-scatter averages (eagerly XLA's reduction over the global batch does it)
+        from .._collectives import ReduceOp, all_reduce
+        all_reduce(p._grad, op=ReduceOp.AVG)
+        return
+    p._grad._data = place_array(p._grad._data, p._sharding)
 
 
 def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placement_fn=None,

@@ -17,6 +17,7 @@ from ..._autograd import grad_mode
 from ..._tensor import Tensor
 from ...interop import from_jax
 from ...nn.parameter import Parameter
+from .. import _per_rank
 from .._reshard import reshard
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._placements import Partial, Replicate, Shard, normalize, placements_of, sharding_of
@@ -79,6 +80,7 @@ class DTensor(Tensor):
             raise NotImplementedError("DTensor.from_local(shape=, stride=) is not supported by "
                                       "torchjax: the global shape follows from the placements")
         if jax.process_count() > 1:
+            _per_rank.refuse("DTensor.from_local")
             return _from_process_local(local_tensor, mesh, placements)
         sizes = [mesh.size(i) for i in range(mesh.ndim)]
         glob = _from_local(local_tensor, tuple(placements), tuple(sizes))
@@ -101,6 +103,7 @@ class DTensor(Tensor):
             if isinstance(p, Partial) and p.reduce_op == "sum":
                 divisor *= self._mesh.jax_mesh.shape[name]
         if jax.process_count() > 1:
+            _per_rank.refuse("DTensor.to_local")
             # each process reads its own shard: a program would differ between processes
             # (each slices its own index) and they would wait for each other forever
             shard = self._data.addressable_shards[0].data
@@ -136,6 +139,7 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
     if isinstance(tensor, DTensor):
         raise ValueError("distribute_tensor: the input is already a DTensor; use redistribute")
     placements = normalize(placements, mesh, tensor.ndim)
+    _per_rank.refuse("distribute_tensor")  # (PyTorch's takes rank 0's values)
     sharding = sharding_of(mesh, placements, tensor.shape)
     with grad_mode.no_grad():
         placed = reshard(tensor.detach(), sharding)

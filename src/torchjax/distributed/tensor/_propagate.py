@@ -18,8 +18,9 @@ forward, so activations stay plain Tensors as they are in PyTorch.
 Inside torchjax.compile the values are traced and have no sharding to read yet (XLA picks
 the layouts when it compiles the whole program), so the placements come from the inputs'
 placements by the same propagation (_traced_base): elementwise and broadcast keep Shard(d),
-a matmul keeps its left side's row and right side's column shards, anything else is
-Replicate, then the same Partial rules. The compiler constrains every DTensor the program
+a matmul keeps its left side's row and right side's column shards, a reduction over other
+dims, a permute and a view keeping a leading shard move it where the shapes say, anything
+else is Replicate, then the same Partial rules. The compiler constrains every DTensor the program
 returns or writes back to the layout its placements say (layout(), _trace.LAYOUT), so the
 arrays a compiled call gives carry exactly the reported placements.
 """
@@ -173,6 +174,12 @@ def _traced_base(name: str, mesh, dts: list, out: Tensor) -> tuple:
                 dim = _contract_dim(name, k, d, q.dim, out)
             elif name == "t" or (name == "transpose" and d.ndim == 2 and out.shape != d.shape):
                 dim = d.ndim - 1 - q.dim  # the one transpose of a matrix: shards swap
+            elif name in _REDUCE or name in _OTHER_REDUCTIONS:
+                dim = _reduced_dim(d, q.dim, out)
+            elif name in _VIEWS:
+                dim = _view_dim(d, q.dim, out, mesh.jax_mesh.shape[mesh._dims[m]])
+            elif name in _PERMUTES:
+                dim = _permuted_dim(d, q.dim, out)
             else:
                 dim = _broadcast_dim(d, q.dim, out)
             if dim is not None:
@@ -190,6 +197,64 @@ def _broadcast_dim(d, dim: int, out: Tensor):
     if out.ndim >= d.ndim and tuple(out.shape[out.ndim - d.ndim:]) == tuple(d.shape):
         return at
     return None
+
+
+# what a traced op's result shape tells of where an input's shard went (the ops' dims are
+# not passed to the result hook): reductions, shape changes, permutations
+_OTHER_REDUCTIONS = frozenset({"prod", "var", "std", "logsumexp", "argmax", "argmin",
+                               "all", "any", "norm", "count_nonzero"})
+_VIEWS = frozenset({"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze",
+                    "view_as", "reshape_as"})
+_PERMUTES = frozenset({"permute", "transpose", "movedim", "swapaxes", "swapdims"})
+
+
+def _reduced_dim(d, dim: int, out: Tensor):
+    """Where d's sharded dim lands in a reduction's result, when the shapes say so for every
+    set of reduced dims that gives out's shape (else None: reduced or unknown)."""
+    shape, got = tuple(d.shape), tuple(out.shape)
+    if len(got) == len(shape):  # keepdim: the reduced dims have size 1
+        return dim if got[dim] == shape[dim] and shape[dim] > 1 else None
+    landed = set()
+    for kept in _subsequences(len(shape), len(got)):
+        if tuple(shape[i] for i in kept) == got:
+            landed.add(kept.index(dim) if dim in kept else None)
+    return landed.pop() if len(landed) == 1 else None
+
+
+def _subsequences(n: int, k: int):
+    from itertools import combinations
+    return (list(c) for c in combinations(range(n), k))
+
+
+def _view_dim(d, dim: int, out: Tensor, parts: int):
+    """Where a view keeps d's sharded dim: the first of the result's dims that start at the
+    same offset (the elements before it match), as long as each of the `parts` shards is a
+    whole number of that result dim's slices (a merge with the dims after it, or a split
+    whose leading size still divides)."""
+    shape, got = tuple(d.shape), tuple(out.shape)
+    before = 1
+    for s in shape[:dim]:
+        before *= s
+    at, acc = 0, 1
+    while at < len(got) and acc < before:
+        acc *= got[at]
+        at += 1
+    while at < len(got) and got[at] == 1 and shape[dim] != 1:
+        at += 1  # an unsqueezed dim in front of it
+    if acc != before or at >= len(got):
+        return None
+    if shape[dim] % parts or got[at] % parts:
+        return None
+    return at
+
+
+def _permuted_dim(d, dim: int, out: Tensor):
+    """Where a permutation puts d's sharded dim: the one result dim of its size (None when
+    the size is not unique: the shapes cannot tell)."""
+    size = d.shape[dim]
+    if sorted(d.shape) != sorted(out.shape) or list(d.shape).count(size) != 1:
+        return None
+    return list(out.shape).index(size)
 
 
 def _contract_dim(name: str, k: int, d, dim: int, out: Tensor):
