@@ -36,6 +36,34 @@ def _mode(new: bool):
     _dispatch._on_device, _dispatch._types = _NEW if new else ((lambda v: v), _old_types)
 
 
+def interleaved_ab(ab: dict, fixed: dict, mode, number: int, rounds: int) -> dict:
+    """CPU µs per call: times[(name, "before"|"after")] for each of `ab` with mode(False) and
+    mode(True) in alternating order per round, times[name] for each of `fixed` in the same
+    rounds; mode(True) is left set."""
+    for new in (False, True):
+        mode(new)
+        for f in (*ab.values(), *fixed.values()):
+            for _ in range(50):
+                f()
+    times = {k: [] for k in (*[(k, m) for k in ab for m in ("before", "after")], *fixed)}
+
+    def run(f):
+        t0 = time.process_time()
+        for _ in range(number):
+            f()
+        return (time.process_time() - t0) / number * 1e6
+
+    for r in range(rounds):
+        for k, f in fixed.items():
+            times[k].append(run(f))
+        for k, f in ab.items():
+            for new in ((False, True) if r % 2 else (True, False)):
+                mode(new)
+                times[(k, "after" if new else "before")].append(run(f))
+    mode(True)
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
@@ -60,27 +88,7 @@ def main():
           "chain forward+backward": lambda: (y * 2 + 1).sum().backward()}
     fixed = {"PyTorch chain no_grad": torch_nograd, "bare jax.jit chain": lambda: bare(arr),
              "PyTorch chain forward+backward": lambda: (ty * 2 + 1).sum().backward()}
-    for new in (False, True):
-        _mode(new)
-        for f in (*ab.values(), *fixed.values()):
-            for _ in range(50):
-                f()
-    times = {k: [] for k in (*[(k, m) for k in ab for m in ("before", "after")], *fixed)}
-
-    def run(f):
-        t0 = time.process_time()
-        for _ in range(args.number):
-            f()
-        return (time.process_time() - t0) / args.number * 1e6
-
-    for r in range(args.rounds):
-        for k, f in fixed.items():
-            times[k].append(run(f))
-        for k, f in ab.items():
-            for new in ((False, True) if r % 2 else (True, False)):
-                _mode(new)
-                times[(k, "after" if new else "before")].append(run(f))
-    _mode(True)
+    times = interleaved_ab(ab, fixed, _mode, args.number, args.rounds)
     med = statistics.median
     for k in fixed:
         print(f"{k:32s} {med(times[k]):8.1f} us")

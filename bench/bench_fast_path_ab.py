@@ -65,6 +65,7 @@ def rows_ab(names, rounds):
 
 
 def main():
+    from bench_dispatch_ab import interleaved_ab  # (a sibling script: bench/ is on the path)
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--number", type=int, default=1000)
@@ -96,27 +97,7 @@ def main():
     fixed = {"PyTorch chain no_grad": torch_nograd, "bare jax.jit chain": lambda: bare(arr),
              "PyTorch chain forward, grad on": lambda: (ty * 2 + 1).sum(),
              "PyTorch tanh(Linear) forward": lambda: torch.tanh(tlin(th))}
-    for new in (False, True):
-        _mode(new)
-        for f in (*ab.values(), *fixed.values()):
-            for _ in range(50):
-                f()
-    times = {k: [] for k in (*[(k, m) for k in ab for m in ("before", "after")], *fixed)}
-
-    def run(f):
-        t0 = time.process_time()
-        for _ in range(args.number):
-            f()
-        return (time.process_time() - t0) / args.number * 1e6
-
-    for r in range(args.rounds):
-        for k, f in fixed.items():
-            times[k].append(run(f))
-        for k, f in ab.items():
-            for new in ((False, True) if r % 2 else (True, False)):
-                _mode(new)
-                times[(k, "after" if new else "before")].append(run(f))
-    _mode(True)
+    times = interleaved_ab(ab, fixed, _mode, args.number, args.rounds)
     med = statistics.median
     for k in fixed:
         print(f"{k:32s} {med(times[k]):8.1f} us")
