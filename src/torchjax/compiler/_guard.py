@@ -122,7 +122,7 @@ def build(fn, src, tensors):
 
 
 def _define(name, lines, ns):
-    args = ", ".join(f"{k}={k}" for k in ns)
+    args = ", ".join(f"{k}={k}" for k in ns if not k.startswith("__"))  # (exec's builtins)
     code = f"def {name}(inputs, *, {args}):\n" + "\n".join(lines) + "\n"
     exec(compile(code, f"<torchjax.compile {name}>", "exec"), ns)  # noqa: S102
     return ns.pop(name)

@@ -107,15 +107,7 @@ class Program:
         fun.__name__ = name
         self.fun = fun
         self.shapes = tuple((v.aval.shape, v.aval.dtype) for v in tr.jaxpr.jaxpr.invars)
-        if SPMD[0] is not None:
-            donated = tuple(self.n_consts + j for j in self.donated)
-            self.jitted = SPMD[0].jit(_trace_once(fun), donated, self)
-            self._call_slots = tuple(range(len(self.slots)))
-            self._call_arrays = tuple(holders[j][-1] for j in range(self.n_arrays))
-            self._call_donated = tuple((self.n_consts + j, self.holders[j])
-                                       for j in self.donated)
-        else:
-            self._pruned_call(jaxpr, holders, name)
+        self._call(jaxpr, fun, holders, name)
         self.differentiable = tr.differentiable_outputs
         # outputs that required grad in a step whose backward already ran inside it (the
         # returned loss): they show a grad_fn whose graph is spent, as PyTorch's compiled
@@ -140,24 +132,32 @@ class Program:
         self._single = (tr.out_spec == LEAF and len(tr.out_template) == 1
                         and tr.out_template[0] is OUT)
 
-    def _pruned_call(self, jaxpr, holders, name):
-        """self.jitted over the inputs the program reads (and the donated ones): the state
-        walk also finds tensors a step only replaces (the .grad arrays zero_grad drops), and
-        every argument of a jitted call costs its dispatch about a microsecond."""
-        read = _read_invars(jaxpr)
+    def _call(self, jaxpr, fun, holders, name):
+        """self.jitted and what _call_args gathers for it: the inputs the program reads (and
+        the donated ones), since the state walk also finds tensors a step only replaces (the
+        .grad arrays zero_grad drops) and every argument of a jitted call costs its dispatch
+        about a microsecond. Across processes (SPMD) every input, in the jaxpr's order, which
+        the per-rank runner indexes by."""
         n = self.n_consts
         donated = set(self.donated)
-        keep = [k for k, v in enumerate(jaxpr.invars) if v in read or k - n in donated]
+        if SPMD[0] is not None:
+            keep = list(range(len(jaxpr.invars)))
+        else:
+            read = _read_invars(jaxpr)
+            keep = [k for k, v in enumerate(jaxpr.invars) if v in read or k - n in donated]
         self._call_slots = tuple(k for k in keep if k < n)
         self._call_arrays = tuple(holders[k - n][-1] for k in keep if k >= n)
         self._call_donated = tuple((pos, self.holders[keep[pos] - n])
                                    for pos in range(len(self._call_slots), len(keep))
                                    if keep[pos] - n in donated)
+        donate = tuple(pos for pos, _ in self._call_donated)
+        if SPMD[0] is not None:
+            self.jitted = SPMD[0].jit(_trace_once(fun), donate, self)
+            return
         fun = jaxpr_as_fun(ClosedJaxpr(jaxpr.replace(invars=[jaxpr.invars[k] for k in keep]),
                                        ()))
         fun.__name__ = name
-        self.jitted = jax.jit(_trace_once(fun),
-                              donate_argnums=tuple(pos for pos, _ in self._call_donated))
+        self.jitted = jax.jit(_trace_once(fun), donate_argnums=donate)
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -216,13 +216,10 @@ class Program:
         return h
 
     def _arrays(self, known):
+        """Every array input, in the jaxpr's order (the recorded call: nothing donated)."""
         arrays = [None] * self.n_arrays
         for t, j in zip(known, self.array_of):
             arrays[j] = t._data
-        for j in self.donated:
-            # references: the holders' _data, this list, getrefcount's argument
-            if sys.getrefcount(arrays[j]) > self.holders[j] + 2:
-                arrays[j] = _copy(arrays[j])
         return arrays
 
     def _call_args(self, known):
