@@ -70,6 +70,15 @@ def output(script: str) -> tuple:
     return _RESULTS[script]
 
 
+def rank_results(script: str, n: int = 2) -> list:
+    """The `RESULT <json>` line of each of a multi-process script's n ranks, by rank."""
+    code, out, err = output(script)
+    assert code == 0, err[-3000:]
+    got = [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]
+    assert len(got) == n, (out, err[-3000:])
+    return sorted(got, key=lambda r: r["rank"])
+
+
 def results(script: str) -> dict:
     """{check name: None if it passed, else its traceback} for one script."""
     code, out, err = output(script)

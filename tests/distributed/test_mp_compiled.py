@@ -1,23 +1,18 @@
 """Compiled steps across 2 processes on 127.0.0.1 (`python -m torchjax.distributed.run`),
 each one SPMD program, against the same steps run eagerly (mp_compiled_script.py)."""
 
-import json
 
 import numpy as np
 import pytest
 
-from tests.distributed.conftest import output
+from tests.distributed.conftest import rank_results
 
 SCRIPT = "2 processes: mp_compiled_script.py"
 
 
 @pytest.fixture(scope="module")
 def ranks():
-    code, out, err = output(SCRIPT)
-    assert code == 0, err[-3000:]
-    got = [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]
-    assert len(got) == 2, (out, err[-3000:])
-    return sorted(got, key=lambda r: r["rank"])
+    return rank_results(SCRIPT)
 
 
 def test_rank_dependent_collectives_compile_to_one_program(ranks):

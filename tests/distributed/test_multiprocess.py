@@ -3,7 +3,6 @@ collectives across processes, through gloo): the collectives, DDP training (eage
 compiled as one SPMD program), SyncBatchNorm and a DistributedSampler epoch (mp_script.py),
 against their definitions and PyTorch."""
 
-import json
 
 import numpy as np
 import pytest
@@ -11,18 +10,14 @@ import torch
 
 import torchjax
 import torchjax.nn.functional as F
-from tests.distributed.conftest import output
+from tests.distributed.conftest import rank_results
 
 SCRIPT = "2 processes: mp_script.py"
 
 
 @pytest.fixture(scope="module")
 def ranks():
-    code, out, err = output(SCRIPT)
-    assert code == 0, err[-3000:]
-    got = [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]
-    assert len(got) == 2, (out, err[-3000:])
-    return sorted(got, key=lambda r: r["rank"])
+    return rank_results(SCRIPT)
 
 
 def test_launcher_sets_torchrun_variables(ranks):
