@@ -283,3 +283,39 @@ def test_the_express_path_notices_every_change(monkeypatch):
     np.testing.assert_allclose(got.float().detach().numpy(), want.float().detach().numpy(),
                                rtol=1e-2, atol=1e-2)
     assert cfn.compiles > n
+
+
+def test_hooks_added_replaced_or_global_give_a_new_program():
+    """A module hook swapped for another (the same count of hooks) and a hook registered on
+    every module (register_module_forward_hook) after the function was compiled change the
+    result as they do eagerly: the program built without them is not reused."""
+    from torchjax.nn.modules import module as module_mod
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+
+    def fn(x):
+        return m(x)
+
+    cfn = torch.compile(fn)
+    x = torch.randn(2, 3)
+
+    def steady_then_check():
+        for _ in range(3):
+            _check(fn, cfn, x)
+        assert cfn._express is not None
+
+    h = m[1].register_forward_hook(lambda mod, inp, out: out * 2)
+    steady_then_check()
+    h.remove()
+    h = m[1].register_forward_hook(lambda mod, inp, out: out - 1)  # same count, another hook
+    _check(fn, cfn, x)
+    steady_then_check()
+    h.remove()
+    g = module_mod.register_module_forward_hook(lambda mod, inp, out: out * 0.5)
+    try:
+        got = _check(fn, cfn, x)
+        assert got.abs().sum().item() > 0
+        steady_then_check()
+    finally:
+        g.remove()
+    _check(fn, cfn, x)

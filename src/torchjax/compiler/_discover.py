@@ -223,6 +223,17 @@ def _all_modules(root, seen, out):
         stack.extend(children)
 
 
+GLOBAL_HOOKS = ("_global_forward_pre_hooks", "_global_forward_hooks",
+                "_global_backward_pre_hooks", "_global_backward_hooks")
+
+
+def global_hooks() -> tuple:
+    """The handle ids of the hooks registered on every module (nn.modules.module's
+    register_module_*_hook), tagged for the recompile log."""
+    from ..nn.modules import module
+    return ("global hooks", *(tuple(getattr(module, h)) for h in GLOBAL_HOOKS))
+
+
 def walk(src: Sources):
     """(state tensors in a fixed order, the signature guarding them).
 
@@ -251,9 +262,15 @@ def walk(src: Sources):
     modules: list = []
     for root in src.modules:
         _all_modules(root, seen, modules)
+    if modules:
+        # hooks registered on every module (register_module_forward_hook, ...) run inside
+        # the traced forward as a module's own do
+        append(global_hooks())
     for m in modules:
-        append((type(m), m.training, len(m._forward_hooks), len(m._forward_pre_hooks),
-                len(m._backward_hooks), len(m._backward_pre_hooks)))
+        # a hook's handle id, never reused, names it: a hook removed and another added in
+        # its place is a change the count alone would not show
+        append((type(m), m.training, tuple(m._forward_hooks), tuple(m._forward_pre_hooks),
+                tuple(m._backward_hooks), tuple(m._backward_pre_hooks)))
         for name, p in m._parameters.items():
             append(name)
             if p is not None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import types
 
 from .._tensor import Tensor
-from ._discover import SCALARS, _all_modules, _global_names
+from ._discover import GLOBAL_HOOKS, SCALARS, _all_modules, _global_names, global_hooks
 
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
@@ -95,6 +95,14 @@ def build(fn, src, tensors):
     e.emit("out = list(inputs)")
     e.emit("a = out.append")
     seen_modules: set = set()
+    if src.modules:
+        from ..nn.modules import module
+        hooks = [f"{e.bind(getattr(module, h))}" for h in GLOBAL_HOOKS]
+        if any(getattr(module, h) for h in GLOBAL_HOOKS):
+            e.fail_if(f"({', '.join(f'tuple({h})' for h in hooks)},) != "
+                      f"{e.bind(global_hooks()[1:])}")
+        else:
+            e.fail_if(" or ".join(hooks))
     for root in src.modules:
         if not _modules(e, root, seen_modules):
             return None
@@ -224,8 +232,8 @@ def _modules(e: _Emitter, root, seen: set) -> bool:
         if not any(getattr(m, h) for h in _HOOKS):
             e.fail_if(" or ".join(hooks))
         else:
-            for expr, h in zip(hooks, _HOOKS):
-                e.fail_if(f"len({expr}) != {len(getattr(m, h))}")
+            for expr, h in zip(hooks, _HOOKS):  # (the walk's handle ids)
+                e.fail_if(f"tuple({expr}) != {e.bind(tuple(getattr(m, h)))}")
         d = e.local()
         e.emit(f"{d} = {M}._modules")
         _keys(e, d, m._modules)
