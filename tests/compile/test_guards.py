@@ -319,3 +319,44 @@ def test_hooks_added_replaced_or_global_give_a_new_program():
     finally:
         g.remove()
     _check(fn, cfn, x)
+
+
+def test_module_changes_made_behind_its_methods_give_a_new_program(monkeypatch):
+    """The guard reads a module's structure again only when something changed one (the
+    watched dicts of nn.modules._watched): changes made straight on a module's dicts, its
+    class or its attributes, right after the express path is in use, reach the result."""
+    from torchjax.compiler import config
+    monkeypatch.setattr(config, "recompile_limit", 64)
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Dropout(0.5), nn.Linear(4, 2))
+
+    def fn(x):
+        return m(x)
+
+    cfn = torch.compile(fn)
+    x = torch.randn(2, 3)
+
+    def swap_weight():                          # straight into _parameters, same shape
+        m[0]._parameters["weight"] = nn.Parameter(torch.ones(4, 3))
+
+    def swap_child():                           # straight into _modules
+        m._modules["1"] = nn.ReLU()
+
+    def dropout_off():                          # the attribute, not train()/eval()
+        m[2].training = False
+
+    def klass():                                # another class, same object
+        m[1].__class__ = nn.Sigmoid
+
+    def new_hooks_dict():                       # a dict assigned to the internals
+        m[3]._forward_hooks = {7: lambda mod, inp, out: out + 1}
+
+    def pop_hook():
+        m[3]._forward_hooks.pop(7)
+
+    for change in (swap_weight, swap_child, dropout_off, klass, new_hooks_dict, pop_hook):
+        for _ in range(3):
+            _check(fn, cfn, x)
+        assert cfn._express is not None
+        change()
+        _check(fn, cfn, x)

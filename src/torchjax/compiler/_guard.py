@@ -24,6 +24,7 @@ from __future__ import annotations
 import types
 
 from .._tensor import Tensor
+from ..nn.modules._watched import CHANGES
 from ._discover import GLOBAL_HOOKS, SCALARS, _all_modules, _global_names, global_hooks
 
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
@@ -37,6 +38,7 @@ class _Emitter:
                          "tuple": tuple, "set": set, "map": map, "id": id}
         self.first: dict = {}  # id(tensor) -> local name of its first read
         self.n = 0
+        self.depth = 1  # the indentation of emitted lines
 
     def bind(self, obj) -> str:
         name = f"o{len(self.ns)}"
@@ -48,23 +50,34 @@ class _Emitter:
         return f"{self.prefix}{self.n}"
 
     def emit(self, line: str) -> None:
-        self.lines.append("    " + line)
+        self.lines.append("    " * self.depth + line)
 
     def fail_if(self, cond: str) -> None:
         self.emit(f"if {cond}: return None")
 
     def tensor(self, expr: str, t, check_type: bool = False) -> bool:
         """Read a tensor at `expr`; False when the structure cannot be guarded."""
-        first = self.first.get(id(t))
-        if first is not None:
-            # seen before: the walk lists it once and notes the repeat
-            self.fail_if(f"{expr} is not {first}")
+        v = self.read(expr, t)
+        if v is None:
             return True
-        v = self.local()
-        self.emit(f"{v} = {expr}")
         if check_type:
             self.fail_if(f"not isinstance({v}, Tensor)")
+        return self.check(v, t)
+
+    def read(self, expr: str, t):
+        """The local the tensor at `expr` is read into, or None when it was read before
+        (then checked to be the same object: the walk lists it once and notes the repeat)."""
+        first = self.first.get(id(t))
+        if first is not None:
+            self.fail_if(f"{expr} is not {first}")
+            return None
+        v = self.local()
+        self.emit(f"{v} = {expr}")
         self.first[id(t)] = v
+        return v
+
+    def check(self, v: str, t) -> bool:
+        """The flags of the tensor read into `v` (and its .grad, added to the list)."""
         self.fail_if(f"{v}._requires_grad is not {bool(t._requires_grad)}")
         g = t._grad
         if g is None:
@@ -94,18 +107,8 @@ def build(fn, src, tensors):
         return None
     e.emit("out = list(inputs)")
     e.emit("a = out.append")
-    seen_modules: set = set()
-    if src.modules:
-        from ..nn.modules import module
-        hooks = [f"{e.bind(getattr(module, h))}" for h in GLOBAL_HOOKS]
-        if any(getattr(module, h) for h in GLOBAL_HOOKS):
-            e.fail_if(f"({', '.join(f'tuple({h})' for h in hooks)},) != "
-                      f"{e.bind(global_hooks()[1:])}")
-        else:
-            e.fail_if(" or ".join(hooks))
-    for root in src.modules:
-        if not _modules(e, root, seen_modules):
-            return None
+    if src.modules and not _all_module_checks(e, src.modules):
+        return None
     for opt in src.optimizers:
         if not _optimizer(e, opt):
             return None
@@ -220,11 +223,42 @@ def _scalars(e: _Emitter, src) -> bool:
     return True
 
 
-def _modules(e: _Emitter, root, seen: set) -> bool:
+def _all_module_checks(e: _Emitter, roots) -> bool:
+    """The modules' structure (training flags, hooks, submodules, which parameters and
+    buffers), checked only when some module changed since it was last checked (see
+    nn.modules._watched: CHANGES counts every such change), and the flags of their tensors
+    (requires_grad, .grad), checked on every call."""
+    from ..nn.modules import module
+    changes, at, kept = e.bind(CHANGES), e.bind([-1]), e.bind([])
+    e.emit(f"if {changes}[0] != {at}[0]:")
+    e.depth += 1
+    hooks = [f"{e.bind(getattr(module, h))}" for h in GLOBAL_HOOKS]
+    if any(getattr(module, h) for h in GLOBAL_HOOKS):
+        e.fail_if(f"({', '.join(f'tuple({h})' for h in hooks)},) != "
+                  f"{e.bind(global_hooks()[1:])}")
+    else:
+        e.fail_if(" or ".join(hooks))
+    reads: list = []
+    seen: set = set()
+    for root in roots:
+        if not _modules(e, root, seen, reads):
+            return False
+    names = "".join(f"{v}, " for v, _ in reads)
+    e.emit(f"{kept}[:] = ({names})")
+    e.emit(f"{at}[0] = {changes}[0]")
+    e.depth -= 1
+    if reads:
+        e.emit("else:")
+        e.emit(f"    {names}= {kept}")
+    return all(e.check(v, t) for v, t in reads)
+
+
+def _modules(e: _Emitter, root, seen: set, reads: list) -> bool:
     modules: list = []
     _all_modules(root, seen, modules)  # the walk's order
     for m in modules:
         M = e.bind(m)
+        e.fail_if(f"{M}.__class__ is not {e.bind(type(m))}")
         tr = m.training
         e.fail_if(f"{M}.training is not {tr}" if type(tr) is bool
                   else f"{M}.training != {e.bind(tr)}")
@@ -247,8 +281,10 @@ def _modules(e: _Emitter, root, seen: set) -> bool:
             for name, t in items.items():
                 if t is None:
                     e.fail_if(f"{d}[{name!r}] is not None")
-                elif not e.tensor(f"{d}[{name!r}]", t):
-                    return False
+                    continue
+                v = e.read(f"{d}[{name!r}]", t)
+                if v is not None:
+                    reads.append((v, t))
     return True
 
 

@@ -18,7 +18,9 @@ from ..._autograd.grad_mode import no_grad
 from ..._hooks import RemovableHandle
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter, is_lazy
+from . import _watched
 from ._backward_hook import BackwardHook, NodeHook, maybe_warn_non_full_backward_hook
+from ._watched import WatchedDict, WatchedOrderedDict
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -90,8 +92,8 @@ class _WrappedHook:
 _global_buffer_registration_hooks: dict[int, Callable] = OrderedDict()
 _global_module_registration_hooks: dict[int, Callable] = OrderedDict()
 _global_parameter_registration_hooks: dict[int, Callable] = OrderedDict()
-_global_forward_pre_hooks: dict[int, Callable] = OrderedDict()
-_global_forward_hooks: dict[int, Callable] = OrderedDict()
+_global_forward_pre_hooks: dict[int, Callable] = WatchedOrderedDict()
+_global_forward_hooks: dict[int, Callable] = WatchedOrderedDict()
 _global_forward_hooks_always_called: dict[int, bool] = OrderedDict()
 _global_forward_hooks_with_kwargs: dict[int, bool] = OrderedDict()
 
@@ -136,8 +138,8 @@ def register_module_forward_hook(hook: Callable[..., None], *, with_kwargs: bool
     return handle
 
 
-_global_backward_pre_hooks: dict[int, Callable] = OrderedDict()
-_global_backward_hooks: dict[int, Callable] = OrderedDict()
+_global_backward_pre_hooks: dict[int, Callable] = WatchedOrderedDict()
+_global_backward_hooks: dict[int, Callable] = WatchedOrderedDict()
 # whether the global backward hooks are full ones (True) or legacy ones (False); set by the
 # first registration and kept after the hooks are removed, as in PyTorch
 _global_is_full_backward_hook: bool | None = None
@@ -209,22 +211,22 @@ class Module:
         # object.__setattr__ skips Module.__setattr__'s registration logic for the internals
         setattr_ = super().__setattr__
         setattr_("training", True)
-        setattr_("_parameters", {})
-        setattr_("_buffers", {})
+        setattr_("_parameters", WatchedDict())
+        setattr_("_buffers", WatchedDict())
         setattr_("_non_persistent_buffers_set", set())
-        setattr_("_backward_pre_hooks", OrderedDict())
-        setattr_("_backward_hooks", OrderedDict())
+        setattr_("_backward_pre_hooks", WatchedOrderedDict())
+        setattr_("_backward_hooks", WatchedOrderedDict())
         setattr_("_is_full_backward_hook", None)
-        setattr_("_forward_hooks", OrderedDict())
+        setattr_("_forward_hooks", WatchedOrderedDict())
         setattr_("_forward_hooks_with_kwargs", OrderedDict())
         setattr_("_forward_hooks_always_called", OrderedDict())
-        setattr_("_forward_pre_hooks", OrderedDict())
+        setattr_("_forward_pre_hooks", WatchedOrderedDict())
         setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
         setattr_("_state_dict_hooks", OrderedDict())
         setattr_("_state_dict_pre_hooks", OrderedDict())
         setattr_("_load_state_dict_pre_hooks", OrderedDict())
         setattr_("_load_state_dict_post_hooks", OrderedDict())
-        setattr_("_modules", {})
+        setattr_("_modules", WatchedDict())
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -711,6 +713,9 @@ class Module:
                      "_load_state_dict_post_hooks", "_backward_pre_hooks"):
             if name not in self.__dict__:
                 self.__dict__[name] = OrderedDict()
+        for name in _watched.ATTRS & self.__dict__.keys():  # (pickled by an older version)
+            self.__dict__[name] = _watched.watched(self.__dict__[name])
+        _watched.CHANGES[0] += 1
         if "_non_persistent_buffers_set" not in self.__dict__:
             self._non_persistent_buffers_set = set()
         if "_is_full_backward_hook" not in self.__dict__:
@@ -780,6 +785,9 @@ class Module:
                 persistent = name not in self._non_persistent_buffers_set
             self.register_buffer(name, value, persistent)
             return
+        if name in _watched.ATTRS:  # what compiled functions' guards read (see _watched)
+            _watched.CHANGES[0] += 1
+            value = _watched.watched(value)
         object.__setattr__(self, name, value)
 
     def _set_module(self, modules: dict, name: str, value) -> None:
