@@ -360,3 +360,60 @@ def test_module_changes_made_behind_its_methods_give_a_new_program(monkeypatch):
         assert cfn._express is not None
         change()
         _check(fn, cfn, x)
+
+
+def test_optimizer_step_hooks_added_after_compiling_run():
+    """An optimizer step hook (the optimizer's own or every optimizer's) registered, or
+    swapped for another, once the step is compiled runs in the next step as it does
+    eagerly."""
+    from torchjax.optim import optimizer as optimizer_mod
+
+    def make():
+        torch.manual_seed(0)
+        m = nn.Linear(3, 2)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        return m, opt, step
+
+    def halve(o, args, kwargs):
+        with torch.no_grad():
+            for g in o.param_groups:
+                for p in g["params"]:
+                    p.mul_(0.5)
+
+    def negate(o, args, kwargs):
+        with torch.no_grad():
+            for g in o.param_groups:
+                for p in g["params"]:
+                    p.neg_()
+
+    x = torch.randn(4, 3)
+    runs = []
+    for compiled in (False, True):
+        m, opt, step = make()
+        if compiled:
+            step = torch.compile(step)
+        for _ in range(3):
+            step(x)
+        h = opt.register_step_post_hook(halve)
+        for _ in range(2):
+            step(x)
+        h.remove()
+        h = opt.register_step_post_hook(negate)      # same count of hooks, another hook
+        step(x)
+        h.remove()
+        g = optimizer_mod.register_optimizer_step_post_hook(halve)
+        try:
+            step(x)
+        finally:
+            g.remove()
+        step(x)
+        runs.append([p.detach().numpy().copy() for p in m.parameters()])
+    for got, want in zip(runs[1], runs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

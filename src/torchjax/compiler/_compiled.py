@@ -410,6 +410,8 @@ def _show_scalar(k) -> str:
 
 
 def _show_state(a, b) -> str:
+    if isinstance(a, tuple) and a[:1] == ("optimizer hooks",):
+        return "an optimizer's step hooks changed"
     if isinstance(a, tuple) and a[:1] == ("global hooks",):
         return "hooks registered on every module (register_module_*_hook) changed"
     if isinstance(a, tuple) and isinstance(b, tuple) and a and isinstance(a[0], type) \

@@ -234,6 +234,17 @@ def global_hooks() -> tuple:
     return ("global hooks", *(tuple(getattr(module, h)) for h in GLOBAL_HOOKS))
 
 
+def optimizer_hooks(opt) -> tuple:
+    """The handle ids of opt's step hooks (of every optimizer's when opt is None), tagged
+    for the recompile log: a hook runs inside the traced step."""
+    if opt is None:
+        from ..optim import optimizer
+        return ("optimizer hooks", tuple(optimizer._global_pre_hooks),
+                tuple(optimizer._global_post_hooks))
+    return ("optimizer hooks", tuple(opt._optimizer_step_pre_hooks),
+            tuple(opt._optimizer_step_post_hooks))
+
+
 def walk(src: Sources):
     """(state tensors in a fixed order, the signature guarding them).
 
@@ -279,8 +290,11 @@ def walk(src: Sources):
             append(name)
             if b is not None:
                 tensor(b)
+    if src.optimizers:
+        append(optimizer_hooks(None))
     for opt in src.optimizers:
         sig.append(type(opt))
+        sig.append(optimizer_hooks(opt))
         for group in opt.param_groups:
             # numbers are program inputs; what the update compiles in is _options/_stateful
             sig.append((opt._options(group), opt._stateful(group),

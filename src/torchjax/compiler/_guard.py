@@ -109,7 +109,11 @@ def build(fn, src, tensors):
     e.emit("a = out.append")
     if src.modules and not _all_module_checks(e, src.modules):
         return None
+    if src.optimizers:
+        from ..optim import optimizer
+        _hooks(e, optimizer, ("_global_pre_hooks", "_global_post_hooks"))
     for opt in src.optimizers:
+        _hooks(e, opt, ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks"))
         if not _optimizer(e, opt):
             return None
     for t, path in zip(src.tensors, src.paths):
@@ -291,6 +295,17 @@ def _modules(e: _Emitter, root, seen: set, reads: list) -> bool:
 def _keys(e: _Emitter, d: str, items: dict) -> None:
     """The dict at `d` has the keys of `items`, in their order."""
     e.fail_if(f"tuple({d}) != {tuple(items)!r}" if items else d)
+
+
+def _hooks(e: _Emitter, owner, names) -> None:
+    """owner's hook dicts `names` hold the hooks they hold now (by handle id)."""
+    O = e.bind(owner)
+    exprs = [f"{O}.{n}" for n in names]
+    now = tuple(tuple(getattr(owner, n)) for n in names)
+    if any(now):
+        e.fail_if(f"({''.join(f'tuple({x}), ' for x in exprs)}) != {e.bind(now)}")
+    else:
+        e.fail_if(" or ".join(exprs))
 
 
 def _optimizer(e: _Emitter, opt) -> bool:
