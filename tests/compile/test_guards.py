@@ -417,3 +417,50 @@ def test_optimizer_step_hooks_added_after_compiling_run():
         runs.append([p.detach().numpy().copy() for p in m.parameters()])
     for got, want in zip(runs[1], runs[0]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_module_attributes_a_forward_reads_are_guarded(monkeypatch, caplog):
+    """Numbers and flags a module keeps as attributes (Dropout's p, a scale of its own, a
+    kernel size) and a forward replaced on the instance are baked into the trace: changing
+    one, right after the express path is in use, gives a new program with eager's result
+    and a logged reason."""
+    from torchjax.compiler import config
+    monkeypatch.setattr(config, "recompile_limit", 64)
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 4)
+            self.scale = 2.0
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.drop(self.lin(x)) * self.scale
+
+    torch.manual_seed(0)
+    m = Scaled()
+    cfn = torch.compile(lambda x: m(x))
+    x = torch.randn(2, 3)
+
+    def steady():
+        for _ in range(3):
+            _check(m, cfn, x)
+        assert cfn._express is not None
+
+    steady()
+    with caplog.at_level(logging.DEBUG, logger="torchjax"):
+        m.scale = 3.0
+        _check(m, cfn, x)
+    assert any("scale" in r.getMessage() for r in caplog.records)
+    steady()
+    m.drop.p = 0.0
+    _check(m, cfn, x)
+    steady()
+    m.scale = 3                                    # an int now: another trace (1 vs 1.0)
+    _check(m, cfn, x)
+    steady()
+    m.forward = lambda x: m.lin(x).relu()          # a forward set on the instance
+    _check(m, cfn, x)
+    steady()
+    del m.forward
+    _check(m, cfn, x)

@@ -415,9 +415,11 @@ def _show_state(a, b) -> str:
     if isinstance(a, tuple) and a[:1] == ("global hooks",):
         return "hooks registered on every module (register_module_*_hook) changed"
     if isinstance(a, tuple) and isinstance(b, tuple) and a and isinstance(a[0], type) \
-            and a[0] is b[0] and len(a) == 6:
+            and a[0] is b[0] and len(a) == 7:
         if a[1] != b[1]:
             return f"{a[0].__name__}.training is now {b[1]} (model.train()/eval())"
+        if a[6] != b[6]:
+            return f"an attribute of a {a[0].__name__} changed: {a[6]!r} -> {b[6]!r}"
         return f"hooks of a {a[0].__name__} changed"
     if type(a) is int and type(b) is int and a in FLAG_NAMES and b in FLAG_NAMES:
         rg_a, rg_b, none_b = FLAG_NAMES[a][0], FLAG_NAMES[b][0], FLAG_NAMES[b][1]

@@ -234,6 +234,31 @@ def global_hooks() -> tuple:
     return ("global hooks", *(tuple(getattr(module, h)) for h in GLOBAL_HOOKS))
 
 
+_FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+              functools.partial)
+_MODULE_INTERNALS = frozenset(Module().__dict__)  # the attributes Module.__init__ sets
+
+
+def _fixed(v) -> bool:
+    """v is a value a trace can bake in and a guard can compare: a scalar, None, or a
+    tuple of such (a kernel size)."""
+    t = type(v)
+    return t in SCALARS or v is None or t is tuple and all(_fixed(x) for x in v)
+
+
+def module_attrs(m) -> tuple:
+    """(name, type, value) of the module's own attributes a forward may read and a trace
+    bakes in: numbers, flags, strings, None and tuples of them (Dropout's p, a scale, a
+    kernel size), and functions set on the instance (a replaced `forward`), by identity."""
+    out = []
+    for k, v in m.__dict__.items():
+        if k in _MODULE_INTERNALS:
+            continue
+        if _fixed(v) or isinstance(v, _FUNCTIONS):
+            out.append((k, type(v), v))
+    return tuple(out)
+
+
 def optimizer_hooks(opt) -> tuple:
     """The handle ids of opt's step hooks (of every optimizer's when opt is None), tagged
     for the recompile log: a hook runs inside the traced step."""
@@ -281,7 +306,7 @@ def walk(src: Sources):
         # a hook's handle id, never reused, names it: a hook removed and another added in
         # its place is a change the count alone would not show
         append((type(m), m.training, tuple(m._forward_hooks), tuple(m._forward_pre_hooks),
-                tuple(m._backward_hooks), tuple(m._backward_pre_hooks)))
+                tuple(m._backward_hooks), tuple(m._backward_pre_hooks), module_attrs(m)))
         for name, p in m._parameters.items():
             append(name)
             if p is not None:

@@ -25,8 +25,17 @@ import types
 
 from .._tensor import Tensor
 from ..nn.modules._watched import CHANGES
-from ._discover import GLOBAL_HOOKS, SCALARS, _all_modules, _global_names, global_hooks
+from ._discover import (
+    _FUNCTIONS,
+    GLOBAL_HOOKS,
+    SCALARS,
+    _all_modules,
+    _global_names,
+    global_hooks,
+    module_attrs,
+)
 
+_MISSING = object()  # what a deleted attribute reads as
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
@@ -272,6 +281,14 @@ def _modules(e: _Emitter, root, seen: set, reads: list) -> bool:
         else:
             for expr, h in zip(hooks, _HOOKS):  # (the walk's handle ids)
                 e.fail_if(f"tuple({expr}) != {e.bind(tuple(getattr(m, h)))}")
+        d = e.local()
+        e.emit(f"{d} = {M}.__dict__")  # its numbers, flags and instance functions
+        e.fail_if(f"len({d}) != {len(m.__dict__)}")
+        for k, t, v in module_attrs(m):
+            x = e.local()
+            e.emit(f"{x} = {d}.get({k!r}, {e.bind(_MISSING)})")
+            e.fail_if(f"{x} is not {e.bind(v)}" if isinstance(v, _FUNCTIONS) else
+                      f"{x}.__class__ is not {e.bind(t)} or {x} != {e.bind(v)}")
         d = e.local()
         e.emit(f"{d} = {M}._modules")
         _keys(e, d, m._modules)

@@ -4,7 +4,8 @@ A compiled function's guard (torchjax.compiler._guard) checks, before every call
 modules it traced still have the same training flags, hooks, submodules, parameters and
 buffers. Reading all of that costs a small step more than its program (the seed MLP's guard:
 ~5 µs of Python, ~15 µs of step time on XLA:CPU). Every change to it goes through these
-dicts or through Module.__setattr__, which add one to CHANGES: while CHANGES holds the value
+dicts or through Module.__setattr__ / __delattr__ (any attribute: a forward reads its
+module's numbers and flags too), which add one to CHANGES: while CHANGES holds the value
 the guard last checked the modules at, nothing it would read has changed.
 """
 
@@ -56,7 +57,7 @@ def watched(value):
     return value
 
 
-# Module attributes whose assignment changes what a guard reads
+# Module attributes whose dicts are kept watched when assigned
 ATTRS = frozenset({"training", "__class__", "_parameters", "_buffers", "_modules",
                    "_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                    "_backward_pre_hooks"})

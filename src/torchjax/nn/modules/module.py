@@ -785,8 +785,10 @@ class Module:
                 persistent = name not in self._non_persistent_buffers_set
             self.register_buffer(name, value, persistent)
             return
-        if name in _watched.ATTRS:  # what compiled functions' guards read (see _watched)
-            _watched.CHANGES[0] += 1
+        # what compiled functions' guards read (see _watched): any attribute, since a
+        # module's forward may read its numbers and flags (Dropout's p, a scale)
+        _watched.CHANGES[0] += 1
+        if name in _watched.ATTRS:
             value = _watched.watched(value)
         object.__setattr__(self, name, value)
 
@@ -806,6 +808,7 @@ class Module:
         elif name in self._modules:
             del self._modules[name]
         else:
+            _watched.CHANGES[0] += 1
             super().__delattr__(name)
 
     # -- state dict ------------------------------------------------------------------------
