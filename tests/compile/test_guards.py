@@ -421,7 +421,8 @@ def test_optimizer_step_hooks_added_after_compiling_run():
 
 def test_module_attributes_a_forward_reads_are_guarded(monkeypatch, caplog):
     """Numbers and flags a module keeps as attributes (Dropout's p, a scale of its own, a
-    kernel size) and a forward replaced on the instance are baked into the trace: changing
+    kernel size), a plain tensor attribute and a forward replaced on the instance are baked
+    into the trace: changing
     one, right after the express path is in use, gives a new program with eager's result
     and a logged reason."""
     from torchjax.compiler import config
@@ -433,9 +434,10 @@ def test_module_attributes_a_forward_reads_are_guarded(monkeypatch, caplog):
             self.lin = nn.Linear(3, 4)
             self.scale = 2.0
             self.drop = nn.Dropout(0.5)
+            self.mask = torch.ones(4)               # a plain tensor attribute
 
         def forward(self, x):
-            return self.drop(self.lin(x)) * self.scale
+            return self.drop(self.lin(x)) * self.scale * self.mask
 
     torch.manual_seed(0)
     m = Scaled()
@@ -457,6 +459,9 @@ def test_module_attributes_a_forward_reads_are_guarded(monkeypatch, caplog):
     _check(m, cfn, x)
     steady()
     m.scale = 3                                    # an int now: another trace (1 vs 1.0)
+    _check(m, cfn, x)
+    steady()
+    m.mask = torch.tensor([1.0, 0.0, 2.0, 0.0])    # another tensor object there
     _check(m, cfn, x)
     steady()
     m.forward = lambda x: m.lin(x).relu()          # a forward set on the instance

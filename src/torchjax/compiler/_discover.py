@@ -249,13 +249,19 @@ def _fixed(v) -> bool:
 def module_attrs(m) -> tuple:
     """(name, type, value) of the module's own attributes a forward may read and a trace
     bakes in: numbers, flags, strings, None and tuples of them (Dropout's p, a scale, a
-    kernel size), and functions set on the instance (a replaced `forward`), by identity."""
+    kernel size), and, by identity, functions set on the instance (a replaced `forward`) and
+    tensors kept as plain attributes."""
     out = []
     for k, v in m.__dict__.items():
         if k in _MODULE_INTERNALS:
             continue
         if _fixed(v) or isinstance(v, _FUNCTIONS):
             out.append((k, type(v), v))
+        elif isinstance(v, Tensor):
+            # a tensor attribute (not a parameter or buffer) is captured by the trace as
+            # that object: another object there needs another trace. By id: the program
+            # holds the object, so its id stays its own while the key matters
+            out.append((k, Tensor, id(v)))
     return tuple(out)
 
 

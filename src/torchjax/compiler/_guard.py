@@ -287,8 +287,12 @@ def _modules(e: _Emitter, root, seen: set, reads: list) -> bool:
         for k, t, v in module_attrs(m):
             x = e.local()
             e.emit(f"{x} = {d}.get({k!r}, {e.bind(_MISSING)})")
-            e.fail_if(f"{x} is not {e.bind(v)}" if isinstance(v, _FUNCTIONS) else
-                      f"{x}.__class__ is not {e.bind(t)} or {x} != {e.bind(v)}")
+            if t is Tensor:  # (the walk keys it by id)
+                e.fail_if(f"{x} is not {e.bind(m.__dict__[k])}")
+            elif isinstance(v, _FUNCTIONS):
+                e.fail_if(f"{x} is not {e.bind(v)}")
+            else:
+                e.fail_if(f"{x}.__class__ is not {e.bind(t)} or {x} != {e.bind(v)}")
         d = e.local()
         e.emit(f"{d} = {M}._modules")
         _keys(e, d, m._modules)
