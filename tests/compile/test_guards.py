@@ -469,3 +469,52 @@ def test_module_attributes_a_forward_reads_are_guarded(monkeypatch, caplog):
     steady()
     del m.forward
     _check(m, cfn, x)
+
+
+TEMPERATURE = 1.0
+
+
+def _activation(x):
+    return x.relu()
+
+
+class _UsesGlobals(nn.Module):
+    """A forward reading a number and a function from its file's globals."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return _activation(self.lin(x)) / TEMPERATURE
+
+
+def test_globals_a_module_forward_reads_are_guarded(caplog):
+    """A constant and a function a model's forward reads from its own file's globals are
+    baked into the trace: rebinding either, right after the express path is in use, gives
+    a new program with eager's result and a logged reason."""
+    global TEMPERATURE, _activation
+    torch.manual_seed(0)
+    m = _UsesGlobals()
+    cfn = torch.compile(lambda x: m(x))
+    x = torch.randn(4, 3)
+    saved = TEMPERATURE, _activation
+
+    def steady():
+        for _ in range(3):
+            _check(m, cfn, x)
+        assert cfn._express is not None
+
+    try:
+        steady()
+        TEMPERATURE = 2.0
+        _check(m, cfn, x)
+        steady()
+        with caplog.at_level(logging.DEBUG, logger="torchjax"):
+            _activation = torch.tanh
+            _check(m, cfn, x)
+        assert any("changed" in r.getMessage() for r in caplog.records)
+        steady()
+    finally:
+        TEMPERATURE, _activation = saved
+    _check(m, cfn, x)

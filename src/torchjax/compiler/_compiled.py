@@ -302,7 +302,7 @@ class CompiledFunction:
         if not args and not kwargs or not any(
                 isinstance(a, (Module, Optimizer, LRScheduler))
                 for a in (*args, *kwargs.values())):
-            if ids == self._top_ids and not self._src.watched:
+            if ids == self._top_ids and not self._src.watched and _discover.pins_hold(self._src):
                 # (what containers hold may change between calls: then found again)
                 return self._src
             self._src = _discover.roots(self._fn, (), {})
@@ -406,7 +406,9 @@ def _show(k) -> str:
 
 
 def _show_scalar(k) -> str:
-    return repr(k[1]) if isinstance(k, tuple) else f"a {k.__name__}"
+    if isinstance(k, tuple):
+        return repr(k[1])
+    return f"a {k.__name__}" if isinstance(k, type) else repr(k)  # (a pinned object)
 
 
 def _show_state(a, b) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import sys
 import types
 
 from .._tensor import Tensor
@@ -32,13 +33,17 @@ class Sources:
     (lists, dicts) it reaches, which the trace checks for leaked tensors."""
 
     __slots__ = ("modules", "optimizers", "tensors", "paths", "containers", "watched",
-                 "scalars", "_seen")
+                 "scalars", "pins", "_seen")
 
     def __init__(self):
         # where the reached functions read Python scalars (a closure cell with key None, or
         # a globals dict, container or object __dict__ and a key): the trace bakes their
         # values in, so they are part of the key
         self.scalars: list = []
+        # (globals dict, name, object) of the other objects the reached functions (beyond
+        # the compiled one itself, see top_level) load as globals: a function or object
+        # bound there later is another program (an activation chosen by a global)
+        self.pins: list = []
         self.modules: list = []
         self.optimizers: list = []
         self.tensors: list = []
@@ -67,6 +72,12 @@ class Sources:
             # the walk expands submodules on every call (a submodule may be replaced)
             self._seen.add(id(v))
             self.modules.append(v)
+            # the globals their forward methods read (a constant or an activation in the
+            # model's own file)
+            for cls in {type(m) for m in v.modules()}:
+                forward = getattr(cls, "forward", None)
+                if isinstance(forward, types.FunctionType):
+                    self.add_callable(forward, depth + 1)
         elif isinstance(v, Optimizer):
             self._seen.add(id(v))
             self.optimizers.append(v)
@@ -113,7 +124,7 @@ class Sources:
             if isinstance(fn, Module) or (callable(fn) and _is_plain_object(fn)):
                 self.add(fn, depth)  # a module, or an object with __call__
             return
-        if id(fn) in self._seen:
+        if id(fn) in self._seen or _library(fn):
             return
         self._seen.add(id(fn))
         for cell in fn.__closure__ or ():
@@ -132,6 +143,8 @@ class Sources:
                 if type(v) in SCALARS:
                     self.scalars.append((g, name))
                 elif not isinstance(v, (types.ModuleType, type)):
+                    if depth > 0:
+                        self.pins.append((g, name, v))
                     self.add(v, depth)
 
 
@@ -139,10 +152,46 @@ class Sources:
 SCALARS = frozenset((int, float, bool, complex, str))
 
 
+class _Same:
+    """A key's entry equal to another only for the same object (any object, hashable or
+    not); holding it keeps the object's id its own."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return other.__class__ is _Same and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        return repr(self.obj)
+
+
+_MISSING = object()
+_LIBRARIES = frozenset({"torchjax", "jax", "jaxlib", "numpy", "optax", "flax", "equinox",
+                        "scipy", "torch"}) | frozenset(sys.stdlib_module_names)
+
+
+def _library(fn) -> bool:
+    """fn is a library's function (torchjax's own, JAX's, the standard library's): its
+    globals are the library's and never rebound by a user, so they are not followed."""
+    return (getattr(fn, "__module__", None) or "").partition(".")[0] in _LIBRARIES
+
+
+def pins_hold(src: Sources) -> bool:
+    """The pinned globals still name the objects they named when src was found."""
+    return all(g.get(name, _MISSING) is v for g, name, v in src.pins)
+
+
 def scalar_values(src: Sources) -> tuple:
     """The values of the Python scalars the reached functions read, with their types (1 and
-    1.0 trace differently); a name that no longer holds a scalar reads as its type."""
-    out = []
+    1.0 trace differently); a name that no longer holds a scalar reads as its type. Then the
+    objects of the pinned globals (by identity)."""
+    out = [_Same(g.get(name, _MISSING)) for g, name, _ in src.pins]
     for holder, name in src.scalars:
         try:
             v = holder.cell_contents if name is None else holder[name]

@@ -114,6 +114,8 @@ def build(fn, src, tensors):
     # containers first: the scalar and tensor reads below index into them
     if not _top_level(e, fn) or not _watched(e, src) or not _scalars(e, src):
         return None
+    for g, name, v in src.pins:  # (see _discover.Sources.pins)
+        e.fail_if(f"{e.bind(g)}.get({name!r}) is not {e.bind(v)}")
     e.emit("out = list(inputs)")
     e.emit("a = out.append")
     if src.modules and not _all_module_checks(e, src.modules):
