@@ -486,11 +486,14 @@ class _UsesGlobals(nn.Module):
         self.lin = nn.Linear(3, 3)
 
     def forward(self, x):
-        return _activation(self.lin(x)) / TEMPERATURE
+        return self._scaled(_activation(self.lin(x)))
+
+    def _scaled(self, y):  # a helper method reading a global
+        return y / TEMPERATURE
 
 
 def test_globals_a_module_forward_reads_are_guarded(caplog):
-    """A constant and a function a model's forward reads from its own file's globals are
+    """A constant and a function a model's methods read from its own file's globals are
     baked into the trace: rebinding either, right after the express path is in use, gives
     a new program with eager's result and a logged reason."""
     global TEMPERATURE, _activation

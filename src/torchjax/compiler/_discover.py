@@ -72,12 +72,15 @@ class Sources:
             # the walk expands submodules on every call (a submodule may be replaced)
             self._seen.add(id(v))
             self.modules.append(v)
-            # the globals their forward methods read (a constant or an activation in the
-            # model's own file)
+            # the globals the methods of the user's module classes read (a constant or an
+            # activation in the model's own file, read by forward or a helper it calls)
             for cls in {type(m) for m in v.modules()}:
-                forward = getattr(cls, "forward", None)
-                if isinstance(forward, types.FunctionType):
-                    self.add_callable(forward, depth + 1)
+                for klass in cls.__mro__:
+                    if _library(klass):
+                        continue
+                    for f in vars(klass).values():
+                        if isinstance(f, types.FunctionType):
+                            self.add_callable(f, depth + 1)
         elif isinstance(v, Optimizer):
             self._seen.add(id(v))
             self.optimizers.append(v)
