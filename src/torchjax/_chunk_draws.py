@@ -1,9 +1,9 @@
-"""Random draws of one-off sizes from one program per distribution and dtype.
+"""Random draws of one-off sizes from one program per dtype.
 
 Building a model draws once per parameter: every draw of a new size would compile a sampler
 (threefry's 20 rounds make it ~0.2-0.3 s of XLA compile, the largest program of a model's
 construction). So a one-off draw of n values is made in chunks of CHUNK values by ONE
-program per (distribution, dtype) that takes the chunk's start as an input, and the chunks
+program per dtype (both distributions) that takes the chunk's start as an input, and the chunks
 are joined and cut on the host.
 
 The values are those of the exact draw `jax.random.uniform(key, (n,), ...)`, bit for bit:
@@ -67,14 +67,16 @@ def serves(np_dtype) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _program(kind: str, np_dtype):
-    # (the closure holds only kind and dtype, values the program cache can name it by)
+def _program(np_dtype):
+    # Both distributions from one program: a model's init draws uniform (Linear, Conv) and
+    # normal (Embedding) values, and a second program cost a second ~0.3 s compile, where
+    # computing both per chunk costs well under a millisecond. (The closure holds only the
+    # dtype, a value the program cache can name it by.)
     def chunk(key, offset, start, a, b):
         words = jax.random.key_data(jax.random.fold_in(key, offset))
         k = jax.random.wrap_key_data(jnp.concatenate([words, start[None]]), impl=_impl())
-        if kind == "uniform":
-            return jax.random.uniform(k, (CHUNK,), np_dtype, a, b)
-        return (a + b * jax.random.normal(k, (CHUNK,), np_dtype)).astype(np_dtype)
+        return (jax.random.uniform(k, (CHUNK,), np_dtype, a, b),
+                (a + b * jax.random.normal(k, (CHUNK,), np_dtype)).astype(np_dtype))
     return _programs.jit(chunk)
 
 
@@ -82,7 +84,8 @@ def draw(kind: str, n: int, np_dtype, key, offset, a, b):
     """(host values, a device chunk): the first n values of the draw
     `_creation._sampler(kind, (n,), np_dtype)` gives for (key, offset, a, b), and one chunk
     as the program left it (where the values belong: its sharding)."""
-    run = _program(kind, np_dtype)
-    chunks = [run(key, offset, np.uint32(s), a, b) for s in range(0, n, CHUNK)]
+    run = _program(np_dtype)
+    which = 0 if kind == "uniform" else 1
+    chunks = [run(key, offset, np.uint32(s), a, b)[which] for s in range(0, n, CHUNK)]
     parts = [np.asarray(c) for c in chunks]
     return (parts[0] if len(parts) == 1 else np.concatenate(parts))[:n], chunks[0]
