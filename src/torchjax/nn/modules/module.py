@@ -6,23 +6,38 @@ from __future__ import annotations
 
 __all__ = ["Module"]
 
-import functools
-import itertools
 import warnings
-import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..._autograd.grad_mode import no_grad
-from ..._hooks import RemovableHandle
 from ..._tensor import Tensor
-from ..parameter import Buffer, Parameter, is_lazy
+from ..parameter import Buffer, Parameter
 from . import _watched
-from ._backward_hook import BackwardHook, NodeHook, maybe_warn_non_full_backward_hook
+from ._module_hooks import (  # noqa: F401 - PyTorch's names in torch.nn.modules.module
+    ModuleHooks,
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    _global_buffer_registration_hooks,
+    _global_forward_hooks,
+    _global_forward_hooks_always_called,
+    _global_forward_hooks_with_kwargs,
+    _global_forward_pre_hooks,
+    _global_module_registration_hooks,
+    _global_parameter_registration_hooks,
+    _WrappedHook,
+    register_module_backward_hook,
+    register_module_buffer_registration_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+)
+from ._module_state import _EXTRA_STATE_KEY_SUFFIX, ModuleStateDict, _IncompatibleKeys  # noqa: F401
 from ._watched import WatchedDict, WatchedOrderedDict
-
-_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 def _typename(obj) -> str:
@@ -54,137 +69,6 @@ def _addindent(s: str, num_spaces: int) -> str:
     return lines[0] + "\n" + "\n".join(rest)
 
 
-class _WrappedHook:
-    """A hook called with its module (held weakly) as first argument."""
-
-    def __init__(self, hook: Callable, module: Module | None = None) -> None:
-        self.hook = hook
-        functools.update_wrapper(self, hook)
-        self.with_module = module is not None
-        if self.with_module:
-            self.module = weakref.ref(module)
-
-    def __call__(self, *args, **kwargs):
-        if not self.with_module:
-            return self.hook(*args, **kwargs)
-        module = self.module()
-        if module is None:
-            raise RuntimeError("You are trying to call the hook of a dead Module!")
-        return self.hook(module, *args, **kwargs)
-
-    def __getstate__(self) -> dict:
-        state = {"hook": self.hook, "with_module": self.with_module}
-        if self.with_module:
-            state["module"] = self.module()
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.hook = state["hook"]
-        self.with_module = state["with_module"]
-        if self.with_module:
-            if state["module"] is None:
-                raise RuntimeError("You are trying to revive the hook of a dead Module!")
-            self.module = weakref.ref(state["module"])
-
-
-# Hooks shared by every module (PyTorch keeps them for debugging and profiling); the global
-# forward hooks fire before each module's own.
-_global_buffer_registration_hooks: dict[int, Callable] = OrderedDict()
-_global_module_registration_hooks: dict[int, Callable] = OrderedDict()
-_global_parameter_registration_hooks: dict[int, Callable] = OrderedDict()
-_global_forward_pre_hooks: dict[int, Callable] = WatchedOrderedDict()
-_global_forward_hooks: dict[int, Callable] = WatchedOrderedDict()
-_global_forward_hooks_always_called: dict[int, bool] = OrderedDict()
-_global_forward_hooks_with_kwargs: dict[int, bool] = OrderedDict()
-
-
-def _register_global(store: dict, hook: Callable) -> RemovableHandle:
-    handle = RemovableHandle(store)
-    store[handle.id] = hook
-    return handle
-
-
-def register_module_buffer_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
-    """hook(module, name, buffer) -> None or a replacement, run by every register_buffer."""
-    return _register_global(_global_buffer_registration_hooks, hook)
-
-
-def register_module_module_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
-    """hook(module, name, submodule) -> None or a replacement, run by every add_module."""
-    return _register_global(_global_module_registration_hooks, hook)
-
-
-def register_module_parameter_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
-    """hook(module, name, param) -> None or a replacement, run by every register_parameter."""
-    return _register_global(_global_parameter_registration_hooks, hook)
-
-
-def register_module_forward_pre_hook(hook: Callable[..., None]) -> RemovableHandle:
-    """hook(module, args) -> None or new args, before every module's forward."""
-    return _register_global(_global_forward_pre_hooks, hook)
-
-
-def register_module_forward_hook(hook: Callable[..., None], *, with_kwargs: bool = False,
-                                 always_call: bool = False) -> RemovableHandle:
-    """hook(module, args, output) (or (module, args, kwargs, output)) -> None or a new output,
-    after every module's forward."""
-    handle = RemovableHandle(_global_forward_hooks,
-                             extra_dict=_global_forward_hooks_always_called)
-    _global_forward_hooks[handle.id] = hook
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
-    return handle
-
-
-_global_backward_pre_hooks: dict[int, Callable] = WatchedOrderedDict()
-_global_backward_hooks: dict[int, Callable] = WatchedOrderedDict()
-# whether the global backward hooks are full ones (True) or legacy ones (False); set by the
-# first registration and kept after the hooks are removed, as in PyTorch
-_global_is_full_backward_hook: bool | None = None
-
-
-def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
-    """Legacy hook(module, grad_input, grad_output) for every module (deprecated in favour of
-    register_module_full_backward_hook)."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
-                           "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = False
-    return _register_global(_global_backward_hooks, hook)
-
-
-def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
-    """hook(module, grad_output) -> None or a new grad_output, for every module; runs before
-    the modules' own backward pre-hooks."""
-    return _register_global(_global_backward_pre_hooks, hook)
-
-
-def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
-    """hook(module, grad_input, grad_output) -> None or a new grad_input, for every module;
-    runs before the modules' own backward hooks."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
-                           "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = True
-    return _register_global(_global_backward_hooks, hook)
-
-
-class _IncompatibleKeys(NamedTuple("IncompatibleKeys", [("missing_keys", list),
-                                                        ("unexpected_keys", list)])):
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
 def _forward_unimplemented(self, *input: Any) -> None:
     """The computation: every subclass overrides it. Call the module (`m(x)`), not `forward`,
     so that forward pre-hooks and hooks run.
@@ -193,7 +77,7 @@ def _forward_unimplemented(self, *input: Any) -> None:
         f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
-class Module:
+class Module(ModuleHooks, ModuleStateDict):
     """Base class of every layer and model, with PyTorch's registration rules."""
 
     dump_patches: bool = False
@@ -362,20 +246,6 @@ class Module:
             raise AttributeError("`" + buffer_name + "` is not a buffer")
         return buffer
 
-    def get_extra_state(self) -> Any:
-        """Override (with set_extra_state) to store extra picklable state in the state_dict."""
-        raise RuntimeError(
-            "Reached a code path in Module.get_extra_state() that should never be called. "
-            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
-            "bug-report.yml to report this bug.")
-
-    def set_extra_state(self, state: Any) -> None:
-        """Override (with get_extra_state) to restore extra state from a loaded state_dict."""
-        raise RuntimeError(
-            "Reached a code path in Module.set_extra_state() that should never be called. "
-            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
-            "bug-report.yml to report this bug.")
-
     # -- conversions -----------------------------------------------------------------------
 
     def _apply(self, fn, recurse: bool = True):
@@ -494,188 +364,6 @@ class Module:
             return t.to(**kw) if kw else t
 
         return self._apply(convert)
-
-    # -- hooks -----------------------------------------------------------------------------
-
-    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
-        """hook(module, args) -> None or new args (a single value is wrapped in a tuple); with
-        with_kwargs, hook(module, args, kwargs) -> None or (new_args, new_kwargs)."""
-        handle = RemovableHandle(self._forward_pre_hooks,
-                                 extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
-        """hook(module, args, output) (with_kwargs: hook(module, args, kwargs, output)) ->
-        None or a new output; always_call hooks also run when forward raises."""
-        handle = RemovableHandle(self._forward_hooks,
-                                 extra_dict=[self._forward_hooks_with_kwargs,
-                                             self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
-        """hook(module, grad_output) -> None or a new grad_output (a tuple, None for non-Tensor
-        outputs), when the gradients of the module's outputs are known."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_backward_hook(self, hook) -> RemovableHandle:
-        """Legacy hook(module, grad_input, grad_output) on the grad_fn of the module's first
-        output (deprecated in favour of register_full_backward_hook)."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
-                               "on a single Module. Please use only one of them.")
-        self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
-
-    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
-        """hook(module, grad_input, grad_output) -> None or a new grad_input, when the gradients
-        of the module's positional inputs are known (grad_output's alone when no input needs a
-        gradient). Entries are None for non-Tensor arguments."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
-                               "on a single Module. Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def _get_backward_hooks(self) -> tuple[list, list]:
-        """(full hooks, legacy hooks) for this call: the global ones first."""
-        full: list[Callable] = []
-        legacy: list[Callable] = []
-        for is_full, hooks in ((_global_is_full_backward_hook, _global_backward_hooks),
-                               (self._is_full_backward_hook, self._backward_hooks)):
-            if is_full is True:
-                full += hooks.values()
-            elif is_full is False:
-                legacy += hooks.values()
-        return full, legacy
-
-    def _get_backward_pre_hooks(self) -> list:
-        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
-
-    def _call_impl(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
-                or self._backward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        result = None
-        called_always = set()
-        try:
-            # the hook lists are taken before any hook runs (a forward pre-hook that registers
-            # a backward hook affects the next call only)
-            full_hooks, legacy_hooks = (self._get_backward_hooks() if self._backward_hooks
-                                        or _global_backward_hooks else ([], []))
-            backward_pre_hooks = (self._get_backward_pre_hooks() if self._backward_pre_hooks
-                                  or _global_backward_pre_hooks else [])
-            for hook_id, hook in (*_global_forward_pre_hooks.items(),
-                                  *self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    res = hook(self, args, kwargs)
-                    if res is not None:
-                        if isinstance(res, tuple) and len(res) == 2:
-                            args, kwargs = res
-                        else:
-                            raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                               f"(new_args, new_kwargs), but got {res}.")
-                else:
-                    res = hook(self, args)
-                    if res is not None:
-                        args = res if isinstance(res, tuple) else (res,)
-            bw_hook = None
-            if full_hooks or backward_pre_hooks:
-                bw_hook = BackwardHook(self, full_hooks, backward_pre_hooks)
-                args = bw_hook.setup_input_hook(args)
-            out = self.forward(*args, **kwargs)
-            if bw_hook is not None:
-                bw_hook.check_inputs_unchanged()
-            result = out
-            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-                if (hook_id in self._forward_hooks_always_called
-                        or hook_id in _global_forward_hooks_always_called):
-                    called_always.add(hook_id)
-                if (hook_id in self._forward_hooks_with_kwargs
-                        or hook_id in _global_forward_hooks_with_kwargs):
-                    res = hook(self, args, kwargs, result)
-                else:
-                    res = hook(self, args, result)
-                if res is not None:
-                    result = res
-            if bw_hook is not None:
-                if not isinstance(result, (Tensor, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a "
-                                  "Tensor or a tuple of Tensors but received "
-                                  f"{type(result)}", stacklevel=2)
-                result = bw_hook.setup_output_hook(result)
-            if legacy_hooks:
-                self._add_legacy_backward_hooks(legacy_hooks, args, result)
-            return result
-        except Exception:
-            self._run_always_called_hooks(args, kwargs, result, called_always)
-            raise
-
-    def _add_legacy_backward_hooks(self, hooks: list, args: tuple, result) -> None:
-        """Legacy hooks hang on the grad_fn of the first tensor found in the output."""
-        var = result
-        while not isinstance(var, Tensor):
-            if isinstance(var, dict):
-                var = next(v for v in var.values() if isinstance(v, Tensor))
-            else:
-                var = var[0]
-        grad_fn = var.grad_fn
-        if grad_fn is not None:
-            for hook in hooks:
-                grad_fn.register_hook(NodeHook(_WrappedHook(hook, self)))
-            maybe_warn_non_full_backward_hook(args, result, grad_fn)
-
-    def _run_always_called_hooks(self, args, kwargs, result, called) -> None:
-        """After forward (or a hook) raised: run the always_call hooks not run yet; their own
-        errors become warnings so the original error propagates."""
-        for hook_id, hook in _global_forward_hooks.items():
-            if hook_id in _global_forward_hooks_always_called and hook_id not in called:
-                try:
-                    res = hook(self, args, result)
-                    if res is not None:
-                        result = res
-                except Exception as e:
-                    warnings.warn("global module forward hook with ``always_call=True`` raised "
-                                  "an exception that was silenced as another error was raised "
-                                  f"in forward: {str(e)}", stacklevel=3)
-        for hook_id, hook in self._forward_hooks.items():
-            if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                try:
-                    if hook_id in self._forward_hooks_with_kwargs:
-                        res = hook(self, args, kwargs, result)
-                    else:
-                        res = hook(self, args, result)
-                    if res is not None:
-                        result = res
-                except Exception as e:
-                    warnings.warn("module forward hook with ``always_call=True`` raised an "
-                                  "exception that was silenced as another error was raised in "
-                                  f"forward: {str(e)}", stacklevel=3)
 
     # Module.compile() sets this (on the instance) to the compiled _call_impl
     _compiled_call_impl = None
@@ -810,213 +498,6 @@ class Module:
         else:
             _watched.CHANGES[0] += 1
             super().__delattr__(name)
-
-    # -- state dict ------------------------------------------------------------------------
-
-    def _register_state_dict_hook(self, hook) -> RemovableHandle:
-        """hook(module, state_dict, prefix, local_metadata) -> None or a new state_dict (used
-        only when returned to the root module's call)."""
-        if getattr(hook, "_from_public_api", False):
-            raise RuntimeError("Cannot register the same function as the state dict post hook "
-                               "that was previously registered via "
-                               "register_state_dict_post_hook")
-        return _register_global(self._state_dict_hooks, hook)
-
-    def register_state_dict_post_hook(self, hook) -> RemovableHandle:
-        """hook(module, state_dict, prefix, local_metadata) -> None; may edit state_dict."""
-        hook._from_public_api = True
-        return _register_global(self._state_dict_hooks, hook)
-
-    def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
-        """hook(module, prefix, keep_vars) -> None, before state_dict collects this module."""
-        return _register_global(self._state_dict_pre_hooks, hook)
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars) -> None:
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-        if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
-
-    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
-        """An OrderedDict of every parameter and persistent buffer (detached unless keep_vars),
-        keyed by dotted names: each module's own entries first, then its children's."""
-        if args:
-            warnings.warn(
-                "Positional args are being deprecated, use kwargs instead. Refer to "
-                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
-                "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
-            if destination is None:
-                destination = args[0]
-            if len(args) > 1 and prefix == "":
-                prefix = args[1]
-            if len(args) > 2 and keep_vars is False:
-                keep_vars = args[2]
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()
-        local_metadata = dict(version=self._version)
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".",
-                                  keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            hook_result = hook(self, destination, prefix, local_metadata)
-            if not getattr(hook, "_from_public_api", False):
-                if hook_result is not None:
-                    destination = hook_result
-            elif hook_result is not None:
-                raise RuntimeError("state_dict post-hook must return None")
-        return destination
-
-    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
-        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-        error_msgs) (with the module first when with_module), before this module loads."""
-        return _register_global(self._load_state_dict_pre_hooks,
-                                _WrappedHook(hook, self if with_module else None))
-
-    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
-        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
-        unexpected_keys, error_msgs) -> None, before this module loads its entries."""
-        return self._register_load_state_dict_pre_hook(hook, with_module=True)
-
-    def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
-        """hook(module, incompatible_keys) -> None, after load_state_dict loaded this module;
-        it may edit the key lists in place (clearing them avoids the strict error)."""
-        return _register_global(self._load_state_dict_post_hooks, hook)
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs) -> None:
-        """Load this module's own parameters and persistent buffers (not its children's)."""
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                 error_msgs)
-        persistent_buffers = {k: v for k, v in self._buffers.items()
-                              if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(),
-                                                        persistent_buffers.items())
-                       if v is not None}
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            input_param = state_dict[key]
-            if not isinstance(input_param, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  "torch.Tensor or Tensor-like object from checkpoint but "
-                                  f"received {type(input_param)}")
-                continue
-            lazy = is_lazy(param)
-            # a 1-element 1-d checkpoint entry loads into a 0-d parameter (old checkpoints)
-            if (not lazy and len(param.shape) == 0 and len(input_param.shape) == 1
-                    and input_param.shape[0] == 1):
-                input_param = input_param[0]
-            if not lazy and input_param.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{input_param.shape} from checkpoint, the shape in current "
-                                  f"model is {param.shape}.")
-                continue
-            try:
-                with no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(input_param, Parameter):
-                                input_param = Parameter(input_param,
-                                                        requires_grad=param.requires_grad)
-                            else:
-                                input_param.requires_grad_(param.requires_grad)
-                        setattr(self, name, input_param)
-                    else:
-                        param.copy_(input_param)
-            except Exception as ex:
-                error_msgs.append(
-                    f'While copying the parameter named "{key}", whose dimensions in the model '
-                    f"are {param.size()} and whose dimensions in the checkpoint are "
-                    f"{input_param.size()}, an exception occurred : {ex.args}.")
-        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if type(self).set_extra_state is not Module.set_extra_state:
-            if extra_state_key in state_dict:
-                self.set_extra_state(state_dict[extra_state_key])
-            elif strict:
-                missing_keys.append(extra_state_key)
-        elif strict and extra_state_key in state_dict:
-            unexpected_keys.append(extra_state_key)
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_state_key:
-                    input_name = key[len(prefix):].split(".", 1)
-                    if len(input_name) > 1:
-                        if input_name[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif input_name[0] not in local_state:
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
-                        assign: bool = False):
-        """Copy parameters and buffers from state_dict into this module and its descendants.
-
-        Returns (missing_keys, unexpected_keys). With strict, either list being non-empty is an
-        error; a size mismatch always is. On an error nothing is changed: the module's tensors
-        are restored before the RuntimeError is raised."""
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys: list[str] = []
-        unexpected_keys: list[str] = []
-        error_msgs: list[str] = []
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
-        if metadata is not None:
-            state_dict._metadata = metadata
-
-        def load(module, local_state_dict, prefix=""):
-            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
-                                         missing_keys, unexpected_keys, error_msgs)
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    child_state_dict = {k: v for k, v in local_state_dict.items()
-                                        if k.startswith(child_prefix)}
-                    load(child, child_state_dict, child_prefix)
-            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
-            for hook in module._load_state_dict_post_hooks.values():
-                if hook(module, incompatible_keys) is not None:
-                    raise AssertionError(
-                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                        "expected to return new values, if incompatible_keys need to be "
-                        "modified, it should be done inplace.")
-
-        snapshot = _snapshot(self)
-        try:
-            load(self, state_dict)
-        except BaseException:
-            _restore(snapshot)
-            raise
-        if strict:
-            if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))
-            if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))
-        if error_msgs:
-            _restore(snapshot)
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(error_msgs)))
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # -- traversal -------------------------------------------------------------------------
 
@@ -1190,6 +671,15 @@ class Module:
         return sorted(key for key in keys if not key[0].isdigit())
 
 
+# the methods Module takes from its two bases are Module's, as PyTorch names them
+# (`<function Module.state_dict>`, the reference docs)
+for _base in (ModuleHooks, ModuleStateDict):
+    for _name, _f in vars(_base).items():
+        if callable(_f) and hasattr(_f, "__qualname__"):
+            _f.__qualname__ = f"Module.{_name}"
+            _f.__module__ = __name__
+
+
 def _parse_to(*args, **kwargs):
     """(device, dtype, non_blocking) from Module.to's forms."""
     from ... import _dtypes
@@ -1219,26 +709,3 @@ def _parse_to(*args, **kwargs):
     return device, dtype, non_blocking
 
 
-def _snapshot(root: Module) -> list:
-    """What load_state_dict may change: each module's parameter/buffer tables and each
-    tensor's values and class (a lazy parameter materialises into a Parameter)."""
-    snap = []
-    for m in root.modules():
-        tensors = [(t, t._data, t.__class__)
-                   for t in itertools.chain(m._parameters.values(), m._buffers.values())
-                   if t is not None]
-        snap.append((m, dict(m._parameters), dict(m._buffers), tensors))
-    return snap
-
-
-def _restore(snap: list) -> None:
-    for m, params, buffers, tensors in snap:
-        m._parameters.clear()
-        m._parameters.update(params)
-        m._buffers.clear()
-        m._buffers.update(buffers)
-        for t, data, cls in tensors:
-            if t.__class__ is not cls:
-                t.__class__ = cls
-            if t._data is not data:
-                t.data = Tensor._wrap(data)
