@@ -6,16 +6,13 @@ import math
 
 import torchjax as torch
 
-from . import constraints
+from ._folded import Folded
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
-from .utils import as_value
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(Folded):
     """The absolute value of a centred Cauchy variable of scale `scale`.
 
     Example::
@@ -23,25 +20,7 @@ class HalfCauchy(TransformedDistribution):
         >>> m = HalfCauchy(torch.tensor([1.0]))
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base = Cauchy(0, scale, validate_args=False)
-        super().__init__(base, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        """A new HalfCauchy whose batch shape is `batch_shape`, with the parameters broadcast to
-        it; `_instance` is for subclasses.
-        """
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        """The scale parameter of the underlying distribution this one is built from."""
-        return self.base_dist.scale
+    _base = Cauchy
 
     @property
     def mean(self):
@@ -50,38 +29,8 @@ class HalfCauchy(TransformedDistribution):
         return torch.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
     @property
-    def mode(self):
-        """The mode (most likely value), with shape `batch_shape + event_shape`."""
-        return torch.zeros_like(self.scale)
-
-    @property
     def variance(self):
         """The variance, with shape `batch_shape + event_shape` (NaN or inf where it does not
         exist).
         """
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        """Log density (or log mass for a discrete distribution) of `value`; `value` broadcasts
-        against `batch_shape + event_shape` and the event dimensions are summed out.
-        """
-        if self._validate_args:
-            self._validate_sample(value)
-        value = as_value(value, self.scale)
-        folded = self.base_dist.log_prob(value) + math.log(2)
-        return torch.where(value >= 0, folded, -math.inf)
-
-    def cdf(self, value):
-        """The cumulative distribution function evaluated at `value`, elementwise over the batch.
-        """
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        """The inverse of the CDF: the value whose cumulative probability is `value`."""
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        """The entropy in nats, one value per batch element (shape `batch_shape`)."""
-        return self.base_dist.entropy() - math.log(2)
