@@ -521,3 +521,39 @@ def test_globals_a_module_forward_reads_are_guarded(caplog):
     finally:
         TEMPERATURE, _activation = saved
     _check(m, cfn, x)
+
+
+STEPS_LOGGED = 0
+
+
+class _LogsSteps(nn.Module):
+    """A method the forward never calls reads a global the training loop changes."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def describe(self):
+        return f"step {STEPS_LOGGED}"
+
+
+def test_a_global_only_other_methods_read_does_not_recompile():
+    """Only forward and the methods it names key the program: a step counter a logging
+    method reads changes every call and never recompiles."""
+    global STEPS_LOGGED
+    torch.manual_seed(0)
+    m = _LogsSteps()
+    cfn = torch.compile(lambda x: m(x))
+    x = torch.randn(2, 3)
+    saved = STEPS_LOGGED
+    try:
+        for i in range(6):
+            STEPS_LOGGED = i
+            _check(m, cfn, x)
+        assert m.describe() == "step 5"
+    finally:
+        STEPS_LOGGED = saved
+    assert cfn.compiles == 1

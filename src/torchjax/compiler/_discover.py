@@ -72,15 +72,13 @@ class Sources:
             # the walk expands submodules on every call (a submodule may be replaced)
             self._seen.add(id(v))
             self.modules.append(v)
-            # the globals the methods of the user's module classes read (a constant or an
-            # activation in the model's own file, read by forward or a helper it calls)
+            # the globals the user's module classes read in forward and the methods it
+            # names (a constant or an activation in the model's own file); not every method:
+            # a global another method reads (a step counter a logging method prints) is
+            # not part of the trace and must not key it
             for cls in {type(m) for m in v.modules()}:
-                for klass in cls.__mro__:
-                    if _library(klass):
-                        continue
-                    for f in vars(klass).values():
-                        if isinstance(f, types.FunctionType):
-                            self.add_callable(f, depth + 1)
+                for f in _methods_reached(cls):
+                    self.add_callable(f, depth + 1)
         elif isinstance(v, Optimizer):
             self._seen.add(id(v))
             self.optimizers.append(v)
@@ -183,6 +181,32 @@ def _library(fn) -> bool:
     """fn is a library's function (torchjax's own, JAX's, the standard library's): its
     globals are the library's and never rebound by a user, so they are not followed."""
     return (getattr(fn, "__module__", None) or "").partition(".")[0] in _LIBRARIES
+
+
+def _methods_reached(cls) -> list:
+    """cls.forward and, transitively, the methods of cls it names (`self.helper(x)`), when
+    they are the user's (not a library's)."""
+    out, todo, seen = [], ["forward"], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        f = getattr(cls, name, None)
+        if isinstance(f, types.FunctionType) and not _library(f):
+            out.append(f)
+            todo.extend(_names(f.__code__))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _names(code) -> tuple:
+    """The attribute and global names a code object and its nested code objects use."""
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.extend(_names(c))
+    return tuple(names)
 
 
 def pins_hold(src: Sources) -> bool:
