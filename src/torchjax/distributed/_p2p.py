@@ -13,6 +13,9 @@ recv, element count) so both sides take the same decision:
 - recv meets recv, or sizes that differ: both sides raise, instead of waiting forever.
 
 Calls are matched in the order each process makes them, as PyTorch's are on one pair.
+Inside a compiled step of a job whose ranks trace together (_coordinated.py: more than 2
+processes, or a group of some of them) the roles come with the rounds' posts instead, and
+the gather is one of the rounds (every other rank joins it).
 """
 
 from __future__ import annotations
