@@ -5,9 +5,8 @@ A compiled step across processes is one program over every process (_per_rank.py
 every process's program must make the same collectives, in the same order, with the same
 shapes. PyTorch's ranks outside a group do not call its collectives (nor do the ranks not in
 a send/recv pair), so their traces alone would lack them. So in a job that may have such
-calls (one that made a group of some of the processes, or of more than 2 processes, where
-send/recv is between some), every rank's trace of a step meets the others' at each
-collective and at its end, in rounds:
+calls (one that made a group of some of the processes with new_group), every rank's trace of
+a step meets the others' at each collective and at its end, in rounds:
 
 - each rank posts what it is at (a collective: its group, shape, dtype; the end of its
   trace; or a trace that raised), exchanged eagerly while tracing (the ranks trace the step
@@ -34,8 +33,12 @@ _STATE = {"done": False, "broken": False}
 
 
 def on() -> bool:
-    """Whether this job's compiled steps trace their ranks together (see the module)."""
-    return SUBGROUPS[0] or jax.process_count() > 2
+    """Whether this job's compiled steps trace their ranks together (see the module): once
+    it made a group of some of the processes (new_group, which every rank calls: all agree).
+    Not in every job of more than 2 processes: there a compiled step with no collective (an
+    evaluation rank 0 runs alone) stays its own process's program, and coordinating would
+    make that rank wait for the others forever."""
+    return SUBGROUPS[0]
 
 
 def start() -> None:

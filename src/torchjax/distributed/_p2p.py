@@ -13,8 +13,8 @@ recv, element count) so both sides take the same decision:
 - recv meets recv, or sizes that differ: both sides raise, instead of waiting forever.
 
 Calls are matched in the order each process makes them, as PyTorch's are on one pair.
-Inside a compiled step of a job whose ranks trace together (_coordinated.py: more than 2
-processes, or a group of some of them) the roles come with the rounds' posts instead, and
+Inside a compiled step of a job whose ranks trace together (_coordinated.py: one that made
+a group of some of the processes) the roles come with the rounds' posts instead, and
 the gather is one of the rounds (every other rank joins it).
 """
 
@@ -27,6 +27,7 @@ import jax
 import numpy as np
 
 from .._tensor import Tensor
+from .._untraceable import Untraceable
 from . import _coordinated, _per_rank
 from ._collectives import Work, _process_group, _run, _write
 from ._process_group import ProcessGroup
@@ -62,6 +63,11 @@ def _transfer(tensor: Tensor, peer: int, role: int) -> None:
         return
     pair = ProcessGroup(sorted((me, peer)))
     traced = isinstance(tensor._data, jax.core.Tracer)
+    if traced and not _coordinated.on() and pair.ranks != list(range(jax.process_count())):
+        raise Untraceable("send/recv between two of more than 2 processes is traced into a "
+                          "compiled step only in a job whose ranks trace their steps "
+                          "together, which a group of some of the processes (new_group) "
+                          "turns on; the step runs eagerly")
     if traced and _coordinated.on():
         # the ranks trace together in rounds (_coordinated.py): each side's role comes with
         # the rows, as the pair's header exchange would wait on a rank busy in the rounds

@@ -24,8 +24,9 @@ rank dst keeps is a select on the process axis (`keep_on`), and each collective'
 depends on the previous collective's result and passes a barrier (`rows`), so every rank
 runs them in the order of the trace and none is folded as a constant.
 
-A collective on a group of some of the processes (and send/recv among more than 2) is made
-to meet in every process's program by tracing the ranks together (_coordinated.py).
+A collective on a group of some of the processes (and send/recv among more than 2, in a job
+that made such a group) is made to meet in every process's program by tracing the ranks
+together (_coordinated.py).
 
 The compiler's side is `compiler._trace.SPMD`, set by init_process_group.
 """
