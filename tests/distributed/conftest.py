@@ -32,9 +32,10 @@ def _env():
 
 
 def _argv(script: str) -> list:
-    if script.startswith("2 processes:"):  # through the launcher, as torchrun would
-        return [sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node", "2",
-                str(HERE / script.split(":", 1)[1].strip())]
+    if " processes:" in script:  # "N processes: x.py": through the launcher, as torchrun
+        n, _, name = script.partition(" processes:")
+        return [sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node", n,
+                str(HERE / name.strip())]
     return [sys.executable, str(HERE / script)]
 
 

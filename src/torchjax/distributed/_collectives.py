@@ -167,7 +167,7 @@ def _slice(x, g, k: int, axis: int):
     """This rank's k-long slice of x on `axis` (a traced rank inside a per-rank trace)."""
     if g.size() == 1:
         return x
-    return _per_rank.my_slice(x, g.rank(), k, axis)
+    return _per_rank.my_slice(x, g.rank(), k, axis, g.size() == jax.process_count())
 
 
 def _mine(rows, g):

@@ -13,6 +13,9 @@ recv, element count) so both sides take the same decision:
 - recv meets recv, or sizes that differ: both sides raise, instead of waiting forever.
 
 Calls are matched in the order each process makes them, as PyTorch's are on one pair.
+Inside a compiled step of a job whose ranks trace together (_coordinated.py: one that made
+a group of some of the processes) the roles come with the rounds' posts instead, and
+the gather is one of the rounds (every other rank joins it).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._untraceable import Untraceable
-from . import _per_rank
+from . import _coordinated, _per_rank
 from ._collectives import Work, _process_group, _run, _write
 from ._process_group import ProcessGroup
 
@@ -60,19 +63,30 @@ def _transfer(tensor: Tensor, peer: int, role: int) -> None:
         return
     pair = ProcessGroup(sorted((me, peer)))
     traced = isinstance(tensor._data, jax.core.Tracer)
-    if traced and pair.ranks != list(range(jax.process_count())):
-        raise Untraceable("send/recv between two of the processes cannot be traced into a "
-                          "compiled step (it is one program over every process); the step "
-                          "runs eagerly")
-    header = _header(role, tensor.numel(), pair, traced)
-    mine, theirs = header[pair.ranks.index(me)], header[pair.ranks.index(peer)]
+    if traced and not _coordinated.on() and pair.ranks != list(range(jax.process_count())):
+        raise Untraceable("send/recv between two of more than 2 processes is traced into a "
+                          "compiled step only in a job whose ranks trace their steps "
+                          "together, which a group of some of the processes (new_group) "
+                          "turns on; the step runs eagerly")
+    if traced and _coordinated.on():
+        # the ranks trace together in rounds (_coordinated.py): each side's role comes with
+        # the rows, as the pair's header exchange would wait on a rank busy in the rounds
+        rows, roles = _coordinated.rows(tensor._data.reshape(-1), pair, _per_rank._gather,
+                                        role)
+        rows = rows.reshape((2,) + tuple(tensor.shape))
+        mine, theirs = (roles[pair.ranks.index(r)] for r in (me, peer))
+        mine, theirs = (mine, tensor.numel()), (theirs, tensor.numel())
+    else:
+        header = _header(role, tensor.numel(), pair, traced)
+        mine, theirs = header[pair.ranks.index(me)], header[pair.ranks.index(peer)]
     if mine[1] != theirs[1]:
         raise RuntimeError(f"send/recv between ranks {me} and {peer}: sizes differ "
                            f"({mine[1]} and {theirs[1]} elements)")
     if theirs[0] == _RECV and role == _RECV:
         raise RuntimeError(f"recv from rank {peer} met its recv from rank {me}: both ranks "
                            f"are waiting; send on one side first")
-    rows = _run("gather", None, tensor, pair)
+    if not (traced and _coordinated.on()):
+        rows = _run("gather", None, tensor, pair)
     if traced:  # a sender's program must run the gather too (XLA drops an unused one)
         _per_rank.keep(rows)
     if theirs[0] == _SEND:

@@ -24,6 +24,10 @@ rank dst keeps is a select on the process axis (`keep_on`), and each collective'
 depends on the previous collective's result and passes a barrier (`rows`), so every rank
 runs them in the order of the trace and none is folded as a constant.
 
+A collective on a group of some of the processes (and send/recv among more than 2, in a job
+that made such a group) is made to meet in every process's program by tracing the ranks
+together (_coordinated.py).
+
 The compiler's side is `compiler._trace.SPMD`, set by init_process_group.
 """
 
@@ -38,6 +42,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .._untraceable import Untraceable
+from . import _coordinated
 
 AXIS = "torchjax_processes"  # the process axis of the per-rank trace and of the SPMD mesh
 _TRACING = [False]
@@ -58,11 +63,19 @@ def rows(arr, g):
         raise Untraceable(
             "torch.distributed collectives across processes cannot be traced here (JAX moves "
             "data between processes only in a program that all of them run)")
+    if _coordinated.on():
+        return _coordinated.rows(arr, g, _gather)[0]
     if g.ranks != list(range(jax.process_count())):
         raise Untraceable(
             f"a collective on a group of some of the processes ({g.ranks}) cannot be traced "
             "into a compiled step (it is one program over every process); the step runs "
             "eagerly")
+    return _gather(arr)
+
+
+def _gather(arr):
+    """arr of every rank stacked, an all-gather over the process axis, ordered after the
+    trace's previous collective and kept from constant folding."""
     # Each rank traces its own program and XLA compiles each as if every rank ran it. So
     # the operand goes through a barrier: a value that is a constant of this rank's program
     # (zeros on scatter's non-src ranks, a tensor made from the rank inside the step) would
@@ -90,10 +103,11 @@ def _after(arr, prev):
     return jax.lax.dynamic_update_slice(flat, flat[:1], (i,)).reshape(arr.shape)
 
 
-def my_slice(x, r: int, k: int, axis: int):
-    """x's slice [r*k, (r+1)*k) on `axis`, r this rank; inside a per-rank trace the rank is
-    the process axis's index, so that every process traces the same program."""
-    if _TRACING[0]:
+def my_slice(x, r: int, k: int, axis: int, whole: bool = True):
+    """x's slice [r*k, (r+1)*k) on `axis`, r this rank; inside a per-rank trace, for a group
+    of every process (`whole`), the rank is the process axis's index, so that every process
+    traces the same program (in a group of some, r is this process's place in it)."""
+    if _TRACING[0] and whole:
         return jax.lax.dynamic_slice_in_dim(x, jax.lax.axis_index(AXIS) * k, k, axis=axis)
     return jax.lax.slice_in_dim(x, r * k, (r + 1) * k, axis=axis)
 
@@ -131,6 +145,7 @@ class Spmd:
         self.axis_env = [(AXIS, jax.process_count())]
         self.spanning = False  # the trace under way reads arrays that span processes
         self.unpaired = False  # the trace left a traced send in the mailbox (_p2p)
+        self.broken = False  # another rank's trace broke (a job coordinating its traces)
 
     def avals(self, arrays):
         """What the step is traced over: an array spanning the processes by shape and dtype
@@ -141,25 +156,41 @@ class Spmd:
                 for a, s in zip(arrays, spans)]
 
     @contextlib.contextmanager
-    def tracing(self):
+    def tracing(self, breaks=()):
         prev, kept, last = _TRACING[0], list(_KEPT), list(_LAST)
         _TRACING[0] = True
         _KEPT.clear()
         _LAST.clear()
+        self.breaks = breaks
+        self.broken = False
+        coordinated = _coordinated.on()
+        if coordinated:
+            _coordinated.start()
         try:
             yield
         finally:
+            if coordinated:  # a trace that raised: the other ranks' break too
+                self.broken = _coordinated.finish(False, None)
             _TRACING[0] = prev
             _KEPT[:] = kept
             _LAST[:] = last
             from . import _p2p
             self.unpaired = _p2p.drop_traced()
 
+    def end_trace(self) -> None:
+        """At the end of the traced step (inside the trace): in a job coordinating its
+        traces, join the collectives the other ranks still make (_coordinated.py)."""
+        if _coordinated.on():
+            _coordinated.finish(not self.breaks, _gather)
+
     def kept(self) -> list:
         return list(_KEPT)
 
     def check(self, traced) -> None:
         from ..compiler._breaks import GraphBreak
+        if self.broken:
+            raise GraphBreak("the compiled step broke the graph on another rank (a job with "
+                             "groups of some of the processes traces the ranks together)")
         if self.unpaired:
             raise GraphBreak("a send inside the compiled step whose recv is outside it (both "
                              "ranks sent first) is not supported")

@@ -15,6 +15,8 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh
 
+from . import _coordinated
+
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "get_rank",
            "get_world_size", "get_backend", "barrier", "new_group", "ProcessGroup",
            "MeshGroup", "group", "GroupMember"]
@@ -173,6 +175,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     """A group of some of the processes (every process must call it, as in PyTorch)."""
     world = _group(None).size()
     ranks = sorted(range(world) if ranks is None else ranks)
+    if len(ranks) < world:  # every rank calls new_group: all agree to coordinate traces
+        _coordinated.SUBGROUPS[0] = True
     return ProcessGroup(ranks)
 
 
