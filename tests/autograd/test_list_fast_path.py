@@ -119,7 +119,8 @@ def test_non_leaf_inputs_and_hooks(mode):
         (c ** 2).sum().backward()
         got[m] = (c.grad.numpy(), seen[0].numpy(), x.grad.numpy(), y.grad.numpy())
     for w, g in zip(got[torch], got[torchjax]):
-        np.testing.assert_allclose(g, w, rtol=1e-5)
+        # atol: tanh's derivative near 1 - tanh(x)**2 ~ 0 differs in the last float32 bits
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
 def test_versions_and_inplace_after(mode):
