@@ -2,6 +2,7 @@
 
     PYTHONPATH=src python bench/bench_fast_path_ab.py [--rounds 9] [--number 1000]
     PYTHONPATH=src:bench python bench/bench_fast_path_ab.py --rows mlp_seed,tree_same,chain
+    PYTHONPATH=src:bench python bench/bench_fast_path_ab.py --rows tree_new,tree_same --only list
 
 "before" switches the fast path off (every row's `_Prepared.fast` set to None: the general
 path of unwrap, compute dtype, `_fwd_for`, wrap); "after" is the default. Times are CPU time
@@ -24,10 +25,13 @@ import torchjax
 from torchjax import _dispatch
 
 _FAST = {name: prep.fast for name, prep in _dispatch.PREPARED.items()}
+ONLY = None  # --only list: switch only the tensor-list rows' fast path (cat, stack; eager17)
 
 
 def _mode(new: bool):
     for name, prep in _dispatch.PREPARED.items():
+        if ONLY == "list" and not prep.list_fast:
+            continue
         prep.fast = _FAST.get(name) if new else None
 
 
@@ -70,7 +74,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--number", type=int, default=1000)
     ap.add_argument("--rows", default=None, help="bench_dynamic rows, comma-separated")
+    ap.add_argument("--only", choices=("list",), default=None,
+                    help="switch only the tensor-list rows' fast path (cat, stack)")
     args = ap.parse_args()
+    global ONLY
+    ONLY = args.only
     if args.rows:
         rows_ab(args.rows.split(","), args.rounds)
         return

@@ -35,13 +35,20 @@ from . import (
     _programs,
     _result_hooks,
     _saves,
-    _strides,
 )
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import node_class
+from ._dispatch_views import (  # noqa: F401 (re-exported: views made outside dispatch)
+    _ITEM_OPS,
+    _ItemView,
+    _key_stat,
+    _make_view,
+    key_stat,
+    make_view,
+)
 from ._linearize import ACTIVE as _LINEARIZE
-from ._ops._registry import OPS, OpDef
+from ._ops._registry import OpDef
 from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
@@ -74,7 +81,8 @@ class _Prepared:
 
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "plan",
                  "has_saved", "out_cls", "promote_kinds", "result_grad", "check", "grad_of",
-                 "saves_of", "plans", "fast", "recorded")
+                 "saves_of", "plans", "fast", "recorded", "list_fast",
+                 "list_plain")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -114,6 +122,17 @@ class _Prepared:
         self.fast = {} if (self.simple and isinstance(op.promote, str) and self.check is None
                            and not op.view and op.layout is None and self.out_cls is None) \
             else None
+        # rows whose one dynamic argument is a tensor list (cat, stack, einsum's operands):
+        # their own fast path (_fast_list_call), same conditions otherwise
+        self.list_fast = (self.kinds == (_L,) and isinstance(op.promote, str)
+                          and self.check is None and not op.view and op.layout is None
+                          and self.out_cls is None)
+        if self.list_fast:
+            self.fast = {}
+        # a list row that saves nothing and has one node class (cat, stack): _record_list
+        self.list_plain = (self.list_fast and self.needs_pos == frozenset() and not
+                           self.has_saved and self.node_cls is not None
+                           and self.result_grad is None)
 
     def _plan(self, saves):
         return _saves.plan(saves, self.op, self.names, tuple(k == _S for k in self.kinds))
@@ -203,10 +222,10 @@ def _unwrap(prep, dyn):
                 raise TypeError(f"{prep.op.name}(): argument '{prep.names[i]}' (position "
                                 f"{i + 1}) must be tuple of Tensors, not {type(v).__name__}")
             seq = []
-            for x in v:
-                if not isinstance(x, Tensor):
-                    raise TypeError(f"{prep.op.name}(): argument '{prep.names[i]}' must be "
-                                    f"tuple of Tensors, not {type(x).__name__}")
+            for j, x in enumerate(v):
+                if not isinstance(x, Tensor):  # PyTorch's words
+                    raise TypeError(f"expected Tensor as element {j} in argument {i}, but got "
+                                    f"{type(x).__name__}")
                 seq.append(x._data)
                 rg = rg or x._requires_grad
             arrays.append(tuple(seq))
@@ -380,6 +399,48 @@ def _fast_call(prep, fast, dyn, stat):
     return _wrap_outputs(prep, dyn, stat, out, None)
 
 
+def _fast_list_call(prep, fast, dyn, stat):
+    """_fast_call for rows whose one dynamic argument is a list of tensors (cat, stack): keyed
+    on (static arguments, per tensor its dtype and whether it is 0-d); None for the general
+    path (anything but a list or tuple of tensors, a failed call, ...)."""
+    seq = dyn[0]
+    if seq.__class__ is not list and seq.__class__ is not tuple:
+        return None
+    arrays = []
+    keys = [stat, _types(stat)]
+    rg = False
+    for v in seq:
+        if not isinstance(v, Tensor):
+            return None
+        a = v._data
+        arrays.append(a)
+        av = a.aval
+        keys.append(av.dtype)
+        keys.append(not av.shape)
+        if v._requires_grad:
+            rg = True
+    if rg and _LINEARIZE[0]:
+        return None
+    key = tuple(keys)
+    try:
+        hit = fast.get(key)
+    except TypeError:  # a list among the static arguments
+        return None
+    if hit is None:
+        cd = _compute_dtype(prep, dyn, stat)
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd)
+    arrays = (tuple(arrays),)
+    try:
+        out = hit[0](*arrays)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if rg and _STATE.grad_enabled and prep.op.differentiable:
+        return _record_list(prep, dyn, arrays, stat, hit[1], out)
+    if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
+        out = stop_traced(out)
+    return _wrap_outputs(prep, dyn, stat, out, None)
+
+
 def _clear_fast():
     for prep in PREPARED.values():
         if prep.fast is not None:
@@ -420,7 +481,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         if fast is not None and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
             # the fast path: (static arguments, argument dtypes) -> (compiled call, compute
             # dtype) in one lookup; anything unusual falls through to the general path below
-            res = _fast_call(prep, fast, dyn, stat)
+            res = (_fast_list_call if prep.list_fast else _fast_call)(prep, fast, dyn, stat)
             if res is not None:
                 return res
         if prep.check is not None and not _AUTOCAST.on:
@@ -526,59 +587,6 @@ def _wrap_outputs(prep, dyn, stat, out, node):
     return t
 
 
-def _key_stat(stat):
-    """Static arguments as a hashable key (view chains key the read/write caches)."""
-    try:
-        hash(stat)
-        return stat
-    except TypeError:
-        return _hashable(stat)
-
-
-_MAY_COPY = frozenset(("reshape", "flatten"))
-
-
-def _make_view(t: Tensor, src: Tensor, link):
-    import weakref
-    if src._layout is not None and getattr(link[0][0], "name", None) in _MAY_COPY \
-            and _strides.reshape_copies(src, t._data.shape):
-        return  # PyTorch copies here (no view of that layout exists): t is a tensor of its own
-    _strides.after_view(t, src, link[0])
-    base = src._base if src._base is not None else src
-    t._base = base
-    t._view_chain = (src._view_chain or ()) + link if src._base is not None else link
-    t._detached = src._detached  # a view of a detach()/.data alias is outside autograd too
-    # a view of a normal tensor taken under inference_mode is a normal tensor, as in PyTorch
-    t._inference = src._inference
-    t._vc = base._counter()
-    if base._views is None:
-        base._views = []
-    base._views.append(weakref.ref(t))
-
-
-make_view, key_stat = _make_view, _key_stat  # for views made outside dispatch (indexing)
-
-
-class _ItemView:
-    """A view link that picks output i of a multi-output view op (split, chunk, unbind)."""
-
-    def __init__(self, op):
-        self.op = op
-
-    def pure_view(self, stat_i, arr):
-        stat, i = stat_i
-        return self.op.fn(arr, **dict(zip(self.op.statics, stat)))[i]
-
-
-class _ItemOps(dict):
-    def __missing__(self, name):
-        v = self[name] = _ItemView(OPS[name])
-        return v
-
-
-_ITEM_OPS = _ItemOps()
-
-
 def call_op(name: str, *args, **kwargs):
     """Call a row by name with Python argument binding (for internal, non-hot paths)."""
     prep = PREPARED[name]
@@ -599,5 +607,6 @@ from ._record import (  # noqa: E402, F401 (re-exported)
     _edges_and_diff,
     _pack_saved,
     _record,
+    _record_list,
     _record_simple,
 )

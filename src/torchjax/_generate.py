@@ -91,11 +91,21 @@ def _dunder(prep, reflected: bool, inplace: bool = False):
             return dispatch(prep, (self,), defaults)
         return unary
 
+    # bound once: every `x * 2` passes here (no tuple building per call)
+    call = dispatch_inplace if inplace else dispatch
+    accepted = (Tensor, *_SCALARS)
+    if n_dyn == 2 and not reflected:
+        def binary(self, other):
+            if other.__class__ not in _SCALARS and not isinstance(other, accepted) \
+                    and not isinstance(other, numbers.Number):
+                return NotImplemented
+            return call(prep, (self, other), defaults)
+        return binary
+
     def binary(self, other):
-        if not isinstance(other, (Tensor, *_SCALARS)) and not isinstance(other, numbers.Number):
+        if not isinstance(other, accepted) and not isinstance(other, numbers.Number):
             return NotImplemented
         args = (other, self) if reflected else (self, other)
-        call = dispatch_inplace if inplace else dispatch
         return call(prep, args + extra if n_dyn > 2 else args, defaults)
 
     return binary

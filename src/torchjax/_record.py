@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of
-from ._dispatch import _INEXACT, _key_stat, _make_view, _node_cls, _wrap_outputs
+from ._dispatch import _CONCRETE, _INEXACT, _key_stat, _make_view, _node_cls, _wrap_outputs
 from ._pure import _L, _S, _SCALARS, _T, _from_result, _spec_for
 from ._tensor import Tensor
 
@@ -120,6 +120,34 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
     node._versions = tuple(versions)
     if _SAVED_HOOKS.stack and node._has_saved:
         _pack_saved(node, dyn, t, from_result)
+    return t
+
+
+def _record_list(prep, dyn, arrays, stat, cd, out):
+    """_record for a row whose one dynamic argument is a tensor list and which saves no
+    tensor (cat, stack: PyTorch's node keeps only the sizes): no versions to stamp, no saved
+    arrays, just the edges and the node. Other list rows go through _record."""
+    if not prep.list_plain or out.__class__ is not _CONCRETE:
+        return _record(prep, dyn, arrays, stat, cd, out)
+    seq = dyn[0]
+    edges = []
+    diff = []
+    unsaved = []
+    for j, x in enumerate(seq):
+        av = x._data.aval
+        unsaved.append((0, j, av.shape, av.dtype))
+        if x._requires_grad:
+            fn = x._grad_fn
+            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
+            diff.append((0, j))
+        else:
+            edges.append(None)
+    spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
+    node = prep.node_cls(spec, ((None,) * len(edges),), tuple(edges), (), 1, has_saved=False)
+    t = Tensor._wrap(out)
+    if out.dtype in _INEXACT:
+        t._requires_grad = True
+        t._grad_fn = node
     return t
 
 
