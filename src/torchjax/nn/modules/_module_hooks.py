@@ -104,17 +104,23 @@ _global_backward_pre_hooks: dict[int, Callable] = WatchedOrderedDict()
 _global_backward_hooks: dict[int, Callable] = WatchedOrderedDict()
 # whether the global backward hooks are full ones (True) or legacy ones (False); set by the
 # first registration and kept after the hooks are removed, as in PyTorch
-_global_is_full_backward_hook: bool | None = None
+# (which kind the global backward hooks are lives in nn.modules.module, where PyTorch keeps
+# it and code resets it: `torch.nn.modules.module._global_is_full_backward_hook = None`)
+
+
+def _module():
+    from . import module
+    return module
 
 
 def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Legacy hook(module, grad_input, grad_output) for every module (deprecated in favour of
     register_module_full_backward_hook)."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    m = _module()
+    if m._global_is_full_backward_hook is True:
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
                            "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = False
+    m._global_is_full_backward_hook = False
     return _register_global(_global_backward_hooks, hook)
 
 
@@ -127,11 +133,11 @@ def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> Removabl
 def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """hook(module, grad_input, grad_output) -> None or a new grad_input, for every module;
     runs before the modules' own backward hooks."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
+    m = _module()
+    if m._global_is_full_backward_hook is False:
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
                            "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = True
+    m._global_is_full_backward_hook = True
     return _register_global(_global_backward_hooks, hook)
 
 
@@ -207,7 +213,8 @@ class ModuleHooks:
         """(full hooks, legacy hooks) for this call: the global ones first."""
         full: list[Callable] = []
         legacy: list[Callable] = []
-        for is_full, hooks in ((_global_is_full_backward_hook, _global_backward_hooks),
+        for is_full, hooks in ((_module()._global_is_full_backward_hook,
+                                _global_backward_hooks),
                                (self._is_full_backward_hook, self._backward_hooks)):
             if is_full is True:
                 full += hooks.values()

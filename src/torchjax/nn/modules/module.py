@@ -39,6 +39,10 @@ from ._module_hooks import (  # noqa: F401 - PyTorch's names in torch.nn.modules
 from ._module_state import _EXTRA_STATE_KEY_SUFFIX, ModuleStateDict, _IncompatibleKeys  # noqa: F401
 from ._watched import WatchedDict, WatchedOrderedDict
 
+# whether the global backward hooks are full ones (True), legacy ones (False) or none yet
+# (read and set by _module_hooks; PyTorch keeps it here)
+_global_is_full_backward_hook: bool | None = None
+
 
 def _typename(obj) -> str:
     """torch.typename: 'torch.FloatTensor' for a tensor, the qualified class name otherwise
