@@ -19,6 +19,10 @@ import pytest
 import torchjax
 from torchjax import _compile_cache
 
+# one worker runs the module (pyproject's --dist loadgroup): its module-scoped fixture
+# starts processes once, not once per worker
+pytestmark = pytest.mark.xdist_group("compile-cache")
+
 SCRIPT = r"""
 import json
 import numpy as np

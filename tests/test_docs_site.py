@@ -21,6 +21,10 @@ import threading
 
 import pytest
 
+# one worker runs the module (pyproject's --dist loadgroup): its module-scoped fixture
+# starts processes once, not once per worker
+pytestmark = pytest.mark.xdist_group("docs-site")
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("TORCHJAX_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

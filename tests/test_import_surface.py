@@ -19,6 +19,10 @@ from torchjax import multiprocessing as tmp
 from torchjax import nn as tnn
 from torchjax.version import TorchVersion
 
+# one worker runs the module (pyproject's --dist loadgroup): its module-scoped fixture
+# starts processes once, not once per worker
+pytestmark = pytest.mark.xdist_group("import-surface")
+
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 

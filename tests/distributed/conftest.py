@@ -2,9 +2,10 @@
 is imported), once per test session, and each check it reports is a test.
 
 Without xdist the scripts of a session start together at collection (their imports overlap).
-With xdist, tests of one script may land on several workers: the first worker that needs a
-script runs it under a file lock in the session's shared temporary directory and leaves its
-output there; the others read it.
+With xdist, the tests of one script form an xdist group (pyproject's --dist loadgroup), so one
+worker runs the script and its tests. Should its tests still land on several workers (another
+--dist mode), the first worker that needs a script runs it under a file lock in the session's
+shared temporary directory and leaves its output there; the others read it.
 """
 
 import fcntl
@@ -112,7 +113,14 @@ def _shared_dir(tmp_path_factory):
     yield
 
 
+@pytest.hookimpl(tryfirst=True)  # (before xdist reads the groups)
 def pytest_collection_modifyitems(session, config, items):
+    # a script's tests run on one xdist worker (pyproject's --dist loadgroup), which runs it;
+    # spread over both, one worker would wait on the file lock for the other's run
+    for item in items:
+        script = getattr(item.module, "SCRIPT", None)
+        if script is not None:
+            item.add_marker(pytest.mark.xdist_group(f"script-{script}"))
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return  # each worker would start every script: they run on first use instead
     for item in items:

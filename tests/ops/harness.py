@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import ml_dtypes
 import numpy as np
 import torch
 
@@ -162,10 +163,10 @@ def compare(name: str, sample: Sample, grad: bool = True, grad_names: bool = Tru
         return
     rng = np.random.default_rng(1)
     ws = [rng.uniform(-1, 1, size=tuple(b.shape)) for _, b in pairs]
-    torch.autograd.backward([b for _, b in pairs],
-                            [torch.tensor(w).to(b.dtype) for (_, b), w in zip(pairs, ws)])
+    cts_th = [torch.tensor(w).to(b.dtype) for (_, b), w in zip(pairs, ws)]
+    torch.autograd.backward([b for _, b in pairs], cts_th)
     torchjax.autograd.backward([a for a, _ in pairs],
-                               [torchjax.tensor(w).to(a.dtype) for (a, _), w in zip(pairs, ws)])
+                               [_same_tensor(c, a.dtype) for (a, _), c in zip(pairs, cts_th)])
     for i, (a, b) in enumerate(zip(_leaves(tj_args), _leaves(th_args))):
         if not b.requires_grad:
             continue
@@ -175,6 +176,16 @@ def compare(name: str, sample: Sample, grad: bool = True, grad_names: bool = Tru
         assert a.grad is not None, f"{name}: no grad for input {i}"
         assert_same(a.grad, b.grad, sample.atol * 10, max(sample.rtol, 1e-5),
                     f"{name} grad of input {i}")
+
+
+def _same_tensor(t, dtype):
+    """torchjax's copy of torch tensor `t` (the same bits) in `dtype`, made from numpy: a
+    cotangent costs no conversion program per shape."""
+    t = t.detach()
+    a = (t.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if t.dtype == torch.bfloat16
+         else t.numpy())
+    out = torchjax.tensor(a)
+    return out if out.dtype == dtype else out.to(dtype)
 
 
 def gradcheck(name: str, sample: Sample, eps=1e-6, atol=1e-5, rtol=1e-4):
@@ -202,11 +213,16 @@ def gradcheck(name: str, sample: Sample, eps=1e-6, atol=1e-5, rtol=1e-4):
             res = [o for o in res if o.is_floating_point() or o.is_complex()]
             return sum(float((np.asarray(o._data) * w).sum()) for o, w in zip(res, ws))
 
-    loss = None
-    for o, w in zip(out, ws):
-        term = (o * torchjax.tensor(w)).sum()
-        loss = term if loss is None else loss + term
-    loss.backward()
+    if all(o.dtype == torchjax.float64 for o in out):
+        # the gradient of sum(o * w), f's derivative below, is backward's product with w:
+        # no program for the products and sums (nor their backward) per sample
+        torchjax.autograd.backward(out, [torchjax.tensor(w) for w in ws])
+    else:  # (complex outputs: f takes the real part of sum(o * w))
+        loss = None
+        for o, w in zip(out, ws):
+            term = (o * torchjax.tensor(w)).sum()
+            loss = term if loss is None else loss + term
+        loss.backward()
     for t in leaves:
         base = np.array(t._data)
         num = np.zeros(base.size)

@@ -32,6 +32,14 @@ for _m in pkgutil.iter_modules([str(pathlib.Path(__file__).parent)]):
 NAMES = sorted(OPS)
 
 
+def row(name: str):
+    """A row's parameter: its tests (here, and test_second_order's) form one xdist group, run
+    by one worker (pyproject's `--dist loadgroup`), so the float64 programs that
+    test_against_torch compiles for the row's first sample are the ones finite differences and
+    second derivatives run again, rather than each worker compiling its own."""
+    return pytest.param(name, marks=pytest.mark.xdist_group(f"row-{name}"))
+
+
 def _as64(s: harness.Sample) -> harness.Sample:
     def conv(a):
         if isinstance(a, harness.Const):
@@ -60,7 +68,7 @@ def test_no_samples_for_unknown_rows():
     assert not set(SAMPLES) - set(OPS), set(SAMPLES) - set(OPS)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [row(n) for n in NAMES])
 def test_against_torch(name):
     samples = SAMPLES.get(name)
     assert samples, f"{name} has no samples"
@@ -79,7 +87,7 @@ def test_against_torch(name):
 FD_SAMPLES = 3
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if OPS[n].differentiable])
+@pytest.mark.parametrize("name", [row(n) for n in NAMES if OPS[n].differentiable])
 def test_finite_differences(name):
     samples = [s for s in SAMPLES.get(name, ()) if s.grad]
     checked = 0
