@@ -87,6 +87,45 @@ def _executables_made() -> int:
     return st.compiled + st.cache_hits
 
 
+# In-process tests compile thousands of small programs (one op, its backward, a module's
+# forward), each compared with PyTorch within a tolerance. XLA:CPU's legacy emitters compile
+# them in about half the time its fusion emitters take, with the same values up to float
+# round-off. Where a test compares two of torchjax's own paths to round-off over several
+# steps (tests/compile: eager against compiled; tests/optim), where its processes are its
+# own (tests/programs, tests/distributed, tests/data), and in ops/test_compiled.py, XLA's
+# defaults stay: under the legacy emitters a compiled CNN step with BatchNorm, dropout and
+# Adam came out 2-11% from its eager run (Adam's normalisation turns round-off in near-zero
+# gradients into full steps, as tests/compile/test_equivalence.py notes for the transformer).
+# The options are part of the program cache's key; the executables held in memory are
+# dropped at each switch, so a test never runs one made under the other setting.
+_FAST_COMPILE = {"xla_cpu_use_fusion_emitters": False}
+_XLA_DEFAULTS = ("compile/", "optim/", "programs/", "distributed/", "data/",
+                 "ops/test_compiled.py")
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def _fast_compile_options():
+    """_FAST_COMPILE where this XLA knows the option (a later XLA may drop its legacy CPU
+    emitters and refuse the name): else XLA's defaults."""
+    try:
+        jax.jit(lambda x: x + 1).lower(1.0).compile(_FAST_COMPILE)
+    except Exception:  # noqa: BLE001  (JaxRuntimeError: "No such compile option")
+        return None
+    return _FAST_COMPILE
+
+
+_FAST_COMPILE = _fast_compile_options()
+
+
+@pytest.fixture(autouse=True)
+def _compile_options(request):
+    where = os.path.relpath(str(request.node.path), _TESTS).replace(os.sep, "/")
+    want = None if where.startswith(_XLA_DEFAULTS) else _FAST_COMPILE
+    if _programs.compiler_options != want:
+        _programs.compiler_options = want
+        _programs.clear()
+
+
 @pytest.fixture(autouse=True)
 def _bounded_compile_caches():
     yield

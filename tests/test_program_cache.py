@@ -125,6 +125,35 @@ def test_the_key_follows_the_versions(monkeypatch):
     finally:
         jax.config.update("jax_disable_most_optimizations", not optimised)
     assert _programs._key("op:tanh", sig) == base
+    # and the XLA options it compiles with (the suite's quick ones, tests/conftest.py)
+    monkeypatch.setattr(_programs, "compiler_options", {"xla_cpu_use_fusion_emitters": True})
+    assert _programs._key("op:tanh", sig) != base
+
+
+def test_compiler_options_reach_the_executable(monkeypatch, tmp_path):
+    """A program made under other XLA options is compiled with them, and a switch back finds
+    the executable made under the first ones (on disk) instead of the other's."""
+    import torchjax
+    from torchjax import _compile_cache
+    if not _programs.enabled():
+        pytest.skip("the program cache is off (TORCHJAX_CACHE=0)")
+    monkeypatch.setattr(_compile_cache, "directory", str(tmp_path))
+    x = torchjax.arange(12.).reshape(3, 4)
+
+    def made_by(options):
+        monkeypatch.setattr(_programs, "compiler_options", options)
+        _programs.clear()
+        before = torchjax.compile_stats()
+        torchjax.special.i1e(x * 1.125)
+        after = torchjax.compile_stats()
+        return after.compiled - before.compiled, after.cache_hits - before.cache_hits
+
+    first = _programs.compiler_options
+    other = None if first else {"xla_cpu_use_fusion_emitters": True}
+    made = made_by(first)  # (the multiplication and i1e)
+    assert made[0] > 0 and made[1] == 0
+    assert made_by(other) == made  # not the first ones' executables
+    assert made_by(first) == made[::-1]  # the first ones', from disk
 
 
 DEVICES_SCRIPT = r"""

@@ -72,6 +72,11 @@ _cpp_cache = None
 # set in a forked DataLoader worker (utils/data/_start.guard_forked_worker): it must run no XLA
 # program, and its guard catches only calls that reach jax.jit's own Python path
 _forked_worker = False
+# XLA options every executable made here is compiled with (None: XLA's defaults), part of the
+# cache key. The test suite sets `xla_cpu_use_fusion_emitters=False` for most of its
+# in-process tests: their thousands of small programs then compile ~2x faster
+# (tests/conftest.py, _compile_options); it clears the executables held in memory at a switch
+compiler_options: dict | None = None
 
 
 class Uncacheable(Exception):
@@ -240,6 +245,7 @@ def _environment() -> str:
             raise Uncacheable("trace context")
         ctx.append(r)
     opts = [f"{n}={_option(n)!r}" for n in _COMPILE_OPTIONS]
+    opts.append(f"compiler_options={sorted((compiler_options or {}).items())!r}")
     # torchjax's own process-wide choices that an op may read while it is traced
     from . import _dtypes, _settings
     opts.append(f"default_dtype={_dtypes.get_default_dtype().name}")
@@ -474,10 +480,10 @@ class _Program:
     def _compile(self, args, key):
         _compile_stats.loaded_by_jax()
         if key is None:
-            return self.jit.lower(*args).compile()
+            return self.jit.lower(*args).compile(compiler_options)
         lowered = self.jit.lower(*args)
         with _without_jax_cache():
-            compiled = lowered.compile()
+            compiled = lowered.compile(compiler_options)
         _compile_stats.count_program_miss()
         if not _compile_stats.loaded_by_jax():
             _save(_get_store(), key, compiled, lowered)
@@ -490,7 +496,7 @@ class _Program:
         sig = signature(args) if _core.trace_state_clean() else None
         if sig is None:
             lowered = self.jit.lower(*args)
-            return lambda: lowered.compile()
+            return lambda: lowered.compile(compiler_options)
         sig = (sig, _config.trace_context(), _default_dtype())
         key = self._key_of(sig)
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
@@ -500,10 +506,10 @@ class _Program:
         def work():
             _compile_stats.loaded_by_jax()
             if key is None:
-                compiled = lowered.compile()
+                compiled = lowered.compile(compiler_options)
             else:
                 with _without_jax_cache():
-                    compiled = lowered.compile()
+                    compiled = lowered.compile(compiler_options)
                 _compile_stats.count_program_miss()
             self.compiled[sig] = compiled
             if key is not None and not _compile_stats.loaded_by_jax():

@@ -396,6 +396,8 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     is not fused (yet)."""
     if len(nodes) > _FUSE_MAX_NODES:
         return False
+    if sum(type(n) is not AccumulateGrad for n in nodes) <= 1:
+        return False  # one node is its own fused program: no second compile of the same work
     # implicit (ones) root gradients are made inside the program: only their shape is keyed
     implicit = tuple(g.key if g.__class__ is Ones else None for g in root_grads)
     key = (root_slots, implicit, parts)
