@@ -248,8 +248,14 @@ def _environment() -> str:
     devices = jax.devices()
     # the platform, how many devices (8 virtual CPU devices are another backend than one) and
     # processes; which device each argument is on is in the signature
+    # which process this is and where a call with no placed argument runs (the default
+    # device): in a job of several processes a program without array arguments (torch.zeros)
+    # is rank 1's on its own device, and rank 0's entry loaded there would place its output
+    # on rank 0's device ("Cross-host transfers are not supported", then a hang in the next
+    # collective of the other rank)
     backend = (f"{devices[0].platform}:{devices[0].client.platform_version}:"
-               f"{devices[0].device_kind}:{len(devices)}:{jax.process_count()}")
+               f"{devices[0].device_kind}:{len(devices)}:{jax.process_count()}:"
+               f"{jax.process_index()}:{_pxla.get_default_device().id}")
     return "\n".join((_FORMAT, _sources(), jax.__version__, jaxlib.__version__, backend,
                       os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
                       ",".join(ctx), ",".join(opts)))
@@ -326,11 +332,6 @@ def _get_store():
     directory = _compile_cache.directory
     if not enabled() or _compile_cache._FileCache is None:
         return None
-    if jax.process_count() > 1:
-        # in a job of several processes an executable loaded from disk fails when it runs
-        # ("CopyArrays only supports destination device list of the same size ...") and its
-        # recompile after that too (jax 0.10.2, 2 CPU processes): compile in memory there
-        return None
     path = os.path.join(directory, _SUBDIR)
     if _store is None or _store_dir != path:
         with _lock:
@@ -372,7 +373,10 @@ def _load(store, key, args, device):
         # onto the devices it was compiled for: by default deserialize_and_load takes all of
         # the backend's, and with 8 (virtual) devices the executable then expected 8 shards
         # of every argument ("Expected args ... to have 8 shards, got [1, 1]")
-        by_id = {d.id: d for d in device.client.devices()}
+        # (this process's devices only: an entry naming another process's device is
+        # unusable here, a KeyError, rather than an executable whose outputs this process
+        # cannot read)
+        by_id = {d.id: d for d in device.client.local_devices()}
         compiled = _serialize.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client,
             execution_devices=[by_id[i] for i in device_ids])
@@ -552,7 +556,8 @@ def _device_of(args):
     for x in _tree_util.tree_leaves(args):
         if type(x) is _ARRAY or type(x) is _KEY_ARRAY:
             return x.sharding._device
-    return jax.devices()[0]
+    # where jax.jit runs it: jax.devices()[0] is rank 0's device in every process of a job
+    return _pxla.get_default_device()
 
 
 def _fastpath(compiled, out_flat, args_flat):
