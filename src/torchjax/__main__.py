@@ -42,5 +42,40 @@ def main(argv: list[str]) -> None:
     runpy.run_path(script, run_name="__main__")
 
 
+def _in_multiprocess_job() -> bool:
+    """Whether this process joined a JAX runtime of several processes (init_process_group)."""
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src import distributed
+        return (distributed.global_state.client is not None
+                and (distributed.global_state.num_processes or 1) > 1)
+    except Exception:  # noqa: BLE001  (another jax: Python's usual exit)
+        return False
+
+
+def _run(argv: list[str]) -> None:
+    try:
+        main(argv)
+    except BaseException as e:
+        code = e.code if isinstance(e, SystemExit) else 1
+        if code in (None, 0) or not _in_multiprocess_job():
+            raise
+        # A rank that fails in a job of several processes exits at once, as a rank under
+        # torchrun does. Python's usual exit runs JAX's atexit shutdown, which waits for every
+        # other process at a barrier while they wait for this one in their next collective:
+        # the job hung for minutes and the launcher, which stops the others when one fails,
+        # never saw the failure.
+        import traceback
+        if not isinstance(e, SystemExit):
+            traceback.print_exc()
+        elif not isinstance(code, int):
+            print(code, file=sys.stderr)
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    _run(sys.argv[1:])
