@@ -59,22 +59,20 @@ def _run(argv: list[str]) -> None:
         main(argv)
     except BaseException as e:
         code = e.code if isinstance(e, SystemExit) else 1
-        if code in (None, 0) or not _in_multiprocess_job():
-            raise
-        # A rank that fails in a job of several processes exits at once, as a rank under
-        # torchrun does. Python's usual exit runs JAX's atexit shutdown, which waits for every
-        # other process at a barrier while they wait for this one in their next collective:
-        # the job hung for minutes and the launcher, which stops the others when one fails,
-        # never saw the failure.
-        import traceback
-        if not isinstance(e, SystemExit):
-            traceback.print_exc()
-        elif not isinstance(code, int):
-            print(code, file=sys.stderr)
-            code = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        if code not in (None, 0) and _in_multiprocess_job():
+            # A rank that fails in a job of several processes must exit, as a rank under
+            # torchrun does, so that the launcher stops the others. JAX's exit handler
+            # shuts its runtime down with a barrier that waits for every other process,
+            # while they wait for this one in their next collective: the job hung for
+            # minutes. The rest of Python's exit (the script's own atexit handlers, flushing
+            # files) still runs.
+            import atexit
+            try:
+                from jax._src import api
+                atexit.unregister(api.clean_up)
+            except (ImportError, AttributeError):  # pragma: no cover - another jax
+                pass
+        raise
 
 
 if __name__ == "__main__":
