@@ -11,7 +11,9 @@ its arguments (tree structure; per array dtype, shape, weak type, committed or n
 device; per Python scalar its type), the JAX configuration that tracing reads (x64 and the
 rest of JAX's trace context), the compile options' sources (XLA flags,
 `jax_disable_most_optimizations`), the versions (torchjax's source files, jax, jaxlib, the
-backend's platform and version). The value is JAX's serialized executable
+backend's platform and version), and, for a job of several processes, the process index and
+the device a call without placed arguments runs on (each rank has its own entries, loaded
+only onto its own devices). The value is JAX's serialized executable
 (jax.experimental.serialize_executable), in the same directory tree and under the same
 switches as JAX's cache: a subdirectory `programs` of it, written by the same `_FileCache`
 (atomic rename, digest, a warning and a recompile for a damaged entry).
