@@ -140,6 +140,7 @@ def configure(jax) -> str | None:
         except Exception:  # noqa: BLE001  (an option this JAX does not have)
             pass
     _install_file_cache(path)
+    _install_write_from_every_process()
     directory, owned = path, True
     return path
 
@@ -186,6 +187,47 @@ def _install_file_cache(path: str) -> None:
 
     get_file_cache._torchjax = True
     cc.get_file_cache = get_file_cache
+
+
+def _install_write_from_every_process() -> None:
+    """Let every process of a multi-process CPU job write its own entries. JAX writes only
+    from process 0 (compiler._cache_write), for entries every process shares; but on CPU its
+    key holds the topology as each process sees it (cache_key's accelerator_config), so the
+    keys of rank 1 and up are ones process 0 never writes, and without this they compiled
+    every program on every run (a 2-process job: rank 1 compiled all of them, warm or cold).
+    Their keys differ from process 0's, so no two processes write one entry (and if they did,
+    _FileCache's atomic rename keeps it whole). The rules are JAX's: nothing with host
+    callbacks, nothing under the minimum compile time. GPU and TPU keys are the same in every
+    process (JAX strips the device assignment there): process 0's entries serve them all, as
+    JAX intends."""
+    try:
+        from jax._src import compilation_cache as cc
+        from jax._src import compiler, distributed
+        from jax._src import config as jax_config
+        jax_write = compiler._cache_write
+    except (ImportError, AttributeError):  # pragma: no cover - another jax
+        return
+    if getattr(jax_write, "_torchjax", False):
+        return
+
+    def cache_write(cache_key, compile_time_secs, module_name, backend, executable,
+                    host_callbacks, *args, **kwargs):
+        jax_write(cache_key, compile_time_secs, module_name, backend, executable,
+                  host_callbacks, *args, **kwargs)
+        try:
+            if (not owned or args or kwargs or host_callbacks
+                    or not distributed.global_state.process_id
+                    or backend.platform != "cpu"
+                    or compile_time_secs
+                    < jax_config.persistent_cache_min_compile_time_secs.value):
+                return
+            cc.put_executable_and_time(cache_key, module_name, executable, backend,
+                                       int(compile_time_secs))
+        except Exception as e:  # noqa: BLE001  (a cache problem costs a compile, no error)
+            _warn(f"cannot write compilation cache entry for {module_name} ({e})")
+
+    cache_write._torchjax = True
+    compiler._cache_write = cache_write
 
 
 _FileCache = None  # the class, made when the cache is installed (it subclasses JAX's interface)

@@ -11,7 +11,9 @@ its arguments (tree structure; per array dtype, shape, weak type, committed or n
 device; per Python scalar its type), the JAX configuration that tracing reads (x64 and the
 rest of JAX's trace context), the compile options' sources (XLA flags,
 `jax_disable_most_optimizations`), the versions (torchjax's source files, jax, jaxlib, the
-backend's platform and version). The value is JAX's serialized executable
+backend's platform and version), and, for a job of several processes, the process index and
+the device a call without placed arguments runs on (each rank has its own entries, loaded
+only onto its own devices). The value is JAX's serialized executable
 (jax.experimental.serialize_executable), in the same directory tree and under the same
 switches as JAX's cache: a subdirectory `programs` of it, written by the same `_FileCache`
 (atomic rename, digest, a warning and a recompile for a damaged entry).
@@ -43,6 +45,17 @@ import time
 import jax
 
 from . import _compile_cache, _compile_stats, _program_runtime
+
+# how a program is named, split out (callers use _programs.describe, ident_of, Uncacheable)
+from ._program_names import (  # noqa: F401
+    _PLAIN,
+    Uncacheable,
+    _digest_code,
+    _own,
+    _qualified,
+    describe,
+    describe_function,
+)
 
 try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
     from jax._src import config as _config
@@ -77,97 +90,6 @@ _forked_worker = False
 # in-process tests: their thousands of small programs then compile ~2x faster
 # (tests/conftest.py, _compile_options); it clears the executables held in memory at a switch
 compiler_options: dict | None = None
-
-
-class Uncacheable(Exception):
-    """A value the key cannot name exactly: the program runs as a plain jax.jit."""
-
-
-# -- naming a program --------------------------------------------------------------------------
-
-_PLAIN = (type(None), bool, int, float, complex, str, bytes)
-
-
-def describe(v) -> str:
-    """An exact, process-independent text for a value that picks a program; Uncacheable when
-    there is none. Floats by repr (round-trips exactly, keeps -0.0 and nan apart)."""
-    t = type(v)
-    if t in _PLAIN:
-        return f"{t.__name__}:{v!r}"
-    if t is tuple or t is list:
-        return f"{t.__name__}(" + ",".join(describe(x) for x in v) + ")"
-    if t is slice:
-        return f"slice({describe(v.start)},{describe(v.stop)},{describe(v.step)})"
-    if v is Ellipsis:
-        return "..."
-    if isinstance(v, type):
-        return f"type:{_qualified(v)}"
-    if callable(v) and hasattr(v, "__code__"):
-        return describe_function(v)
-    if callable(v) and type(v).__name__ in ("builtin_function_or_method", "ufunc",
-                                            "PjitFunction", "custom_jvp", "custom_vjp"):
-        return f"fn:{_qualified(v)}"
-    # torchjax's own value types that say exactly what they are
-    from . import _dtypes
-    if isinstance(v, _dtypes.dtype):
-        return f"dtype:{v.name}"
-    import numpy as np
-    if isinstance(v, np.dtype):
-        return f"npdtype:{v.str}:{v.name}"
-    if isinstance(v, np.generic):
-        return f"np:{v.dtype.str}:{v.item()!r}"
-    raise Uncacheable(t.__name__)
-
-
-def _qualified(f) -> str:
-    mod = getattr(f, "__module__", None) or ""
-    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
-    if not name or "<locals>" in name and not hasattr(f, "__code__") or not _own(mod):
-        raise Uncacheable(f"{mod}.{name}")
-    return f"{mod}.{name}"
-
-
-def _own(mod: str) -> bool:
-    return mod in ("jax", "numpy", "math", "operator", "builtins") or mod.startswith(
-        ("torchjax.", "jax.", "jaxlib.", "numpy."))
-
-
-def describe_function(f) -> str:
-    """A torchjax (or jax, numpy) function: its name, a digest of its code, and the values
-    its closure holds. A function of any other module (a user's) is Uncacheable: the source
-    fingerprint covers only torchjax's own files."""
-    if isinstance(getattr(f, "__self__", None), object) and hasattr(f, "__func__"):
-        raise Uncacheable("bound method")
-    name = _qualified(f)
-    h = hashlib.blake2b(digest_size=8)
-    _digest_code(h, f.__code__)
-    parts = [name, h.hexdigest()]
-    for cell in f.__closure__ or ():
-        try:
-            content = cell.cell_contents
-        except ValueError:  # an empty cell (a name bound later in the enclosing function)
-            raise Uncacheable("empty closure cell") from None
-        parts.append(describe(content))
-    if f.__defaults__:
-        parts.append(describe(f.__defaults__))
-    if f.__kwdefaults__:
-        parts.append(describe(tuple(sorted(f.__kwdefaults__.items()))))
-    return "fn:" + "|".join(parts)
-
-
-def _digest_code(h, code) -> None:
-    """Feed a code object to h the same way in every process: nested functions' code by
-    content (their repr holds an address), sets sorted (their order follows string hashes,
-    which differ per process)."""
-    h.update(code.co_code)
-    h.update(repr(code.co_names).encode())
-    for c in code.co_consts:
-        if type(c).__name__ == "code":
-            _digest_code(h, c)
-        elif isinstance(c, frozenset):
-            h.update(repr(sorted(map(repr, c))).encode())
-        else:
-            h.update(repr(c).encode())
 
 
 def ident_of(*parts) -> str | None:
@@ -254,8 +176,14 @@ def _environment() -> str:
     devices = jax.devices()
     # the platform, how many devices (8 virtual CPU devices are another backend than one) and
     # processes; which device each argument is on is in the signature
+    # which process this is and where a call with no placed argument runs (the default
+    # device): in a job of several processes a program without array arguments (torch.zeros)
+    # is rank 1's on its own device, and rank 0's entry loaded there would place its output
+    # on rank 0's device ("Cross-host transfers are not supported", then a hang in the next
+    # collective of the other rank)
     backend = (f"{devices[0].platform}:{devices[0].client.platform_version}:"
-               f"{devices[0].device_kind}:{len(devices)}:{jax.process_count()}")
+               f"{devices[0].device_kind}:{len(devices)}:{jax.process_count()}:"
+               f"{jax.process_index()}:{_pxla.get_default_device().id}")
     return "\n".join((_FORMAT, _sources(), jax.__version__, jaxlib.__version__, backend,
                       os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
                       ",".join(ctx), ",".join(opts)))
@@ -332,11 +260,6 @@ def _get_store():
     directory = _compile_cache.directory
     if not enabled() or _compile_cache._FileCache is None:
         return None
-    if jax.process_count() > 1:
-        # in a job of several processes an executable loaded from disk fails when it runs
-        # ("CopyArrays only supports destination device list of the same size ...") and its
-        # recompile after that too (jax 0.10.2, 2 CPU processes): compile in memory there
-        return None
     path = os.path.join(directory, _SUBDIR)
     if _store is None or _store_dir != path:
         with _lock:
@@ -378,7 +301,10 @@ def _load(store, key, args, device):
         # onto the devices it was compiled for: by default deserialize_and_load takes all of
         # the backend's, and with 8 (virtual) devices the executable then expected 8 shards
         # of every argument ("Expected args ... to have 8 shards, got [1, 1]")
-        by_id = {d.id: d for d in device.client.devices()}
+        # (this process's devices only: an entry naming another process's device is
+        # unusable here, a KeyError, rather than an executable whose outputs this process
+        # cannot read)
+        by_id = {d.id: d for d in device.client.local_devices()}
         compiled = _serialize.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client,
             execution_devices=[by_id[i] for i in device_ids])
@@ -558,7 +484,8 @@ def _device_of(args):
     for x in _tree_util.tree_leaves(args):
         if type(x) is _ARRAY or type(x) is _KEY_ARRAY:
             return x.sharding._device
-    return jax.devices()[0]
+    # where jax.jit runs it: jax.devices()[0] is rank 0's device in every process of a job
+    return _pxla.get_default_device()
 
 
 def _fastpath(compiled, out_flat, args_flat):

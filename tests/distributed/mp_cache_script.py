@@ -1,0 +1,77 @@
+"""Run twice by test_mp_cache.py with one temporary TORCHJAX_CACHE_DIR, as
+`python -m torchjax.distributed.run --nproc-per-node 2`: a short job of every kind of program
+a multi-process run makes (a program without arguments, per-process ops, collectives, DDP
+eager and compiled, fully_shard compiled: SPMD programs over both processes). Each process
+prints its results and torchjax.compile_stats() as one JSON line."""
+
+import faulthandler
+import json
+import warnings
+
+faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits forever fails
+
+import numpy as np
+import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.distributed.fsdp import fully_shard
+from torch.nn.parallel import DistributedDataParallel
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.compile_stats(reset=True)
+out = {"rank": rank}
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    # a program without array arguments runs on this process's default device: rank 0's
+    # entry loaded on rank 1 put its output on rank 0's device (a cross-host transfer error
+    # at the next write, and the other rank then waited in its collective for good). Rank 1
+    # makes it first, so that the entry on disk is rank 0's.
+    for r in (1, 0):
+        if r == rank:
+            z = torch.zeros(2)
+        dist.barrier()
+    x = torch.tensor([1.0, 2.0]) * (rank + 1)
+    out["local"] = (x.tanh() * 3 + z).sum().item()
+    t = x.clone()
+    dist.all_reduce(t)
+    rs = torch.zeros(2)
+    dist.reduce_scatter_tensor(rs, torch.arange(4.0) + 10 * rank)
+    out["collectives"] = [t.tolist(), rs.tolist()]
+
+    g = np.random.default_rng(0)
+    data = [(torch.tensor(g.standard_normal((16, 4)).astype(np.float32)),
+             torch.tensor(g.integers(0, 3, 16))) for _ in range(2)]
+
+    def train(wrap, compiled):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        model = wrap(model) or model
+        opt = torch.optim.Adam(model.parameters(), lr=0.1)
+
+        def step(xb, yb):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss
+        run = torch.compile(step) if compiled else step
+        rows = slice(rank * 8, (rank + 1) * 8)
+        losses = [run(xb[rows], yb[rows]).item() for xb, yb in data]
+        params = [(p.full_tensor() if hasattr(p, "full_tensor") else p).detach().numpy()
+                  .tolist() for p in model.parameters()]
+        return {"losses": losses, "params": params}
+
+    out["ddp"] = train(DistributedDataParallel, False)
+    out["ddp_compiled"] = train(DistributedDataParallel, True)
+    out["fsdp_compiled"] = train(fully_shard, True)
+out["warnings"] = [str(w.message) for w in caught if "cache" in str(w.message)]
+s = torch.compile_stats()
+out["stats"] = {"compiled": s.compiled, "cache_hits": s.cache_hits, "traced": s.traced}
+for r in range(world):  # one after the other: long lines written together would interleave
+    if r == rank:
+        print("RESULT " + json.dumps(out), flush=True)
+    dist.barrier()
+dist.destroy_process_group()

@@ -1,0 +1,80 @@
+"""The on-disk caches in a job of 2 processes (`python -m torchjax.distributed.run`): the
+same job run twice with one temporary cache directory. The second run loads every program
+(torchjax's program cache for per-process programs, JAX's persistent cache for the SPMD
+programs over both processes) on every rank, compiles none, and gives the first run's
+results, which are the definitions' (mp_cache_script.py)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.distributed.conftest import HERE, ROOT, _env
+
+_TIMEOUT = 300  # a hang (a rank waiting for the other in a collective) fails the test
+
+
+def _run_job(cache_dir) -> list:
+    env = _env()
+    env["TORCHJAX_CACHE_DIR"] = str(cache_dir)
+    env.pop("TORCHJAX_CACHE", None)
+    env.pop("TORCHJAX_CACHE_PROGRAMS", None)
+    # its own session: on a timeout the launcher and both ranks are killed together
+    p = subprocess.Popen([sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node",
+                          "2", str(HERE / "mp_cache_script.py")], env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"the 2-process job did not finish in {_TIMEOUT} s\n{err[-3000:]}")
+    assert p.returncode == 0, err[-3000:]
+    got = [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]
+    assert len(got) == 2, (out, err[-3000:])
+    return sorted(got, key=lambda r: r["rank"])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("mp_cache")
+    return _run_job(cache), _run_job(cache)
+
+
+def test_second_run_compiles_nothing(runs):
+    cold, warm = runs
+    for r in range(2):
+        # (the cold run may load a few programs it wrote itself: one made again elsewhere)
+        assert cold[r]["stats"]["compiled"] > 20
+        # every program of every rank came from disk: per-process and SPMD ones alike
+        assert warm[r]["stats"]["compiled"] == 0, (r, cold[r]["stats"], warm[r]["stats"])
+        assert warm[r]["stats"]["cache_hits"] == (cold[r]["stats"]["compiled"]
+                                                 + cold[r]["stats"]["cache_hits"])
+        assert cold[r]["warnings"] == [] and warm[r]["warnings"] == []
+
+
+def test_second_run_gives_the_first_runs_results(runs):
+    cold, warm = runs
+    for r in range(2):
+        for k, v in cold[r].items():
+            if k != "stats":
+                assert warm[r][k] == v, (r, k)
+
+
+def test_results_are_the_definitions(runs):
+    cold, _ = runs
+    for r, res in enumerate(cold):
+        x = np.array([1.0, 2.0]) * (r + 1)
+        np.testing.assert_allclose(res["local"], (np.tanh(x) * 3).sum(), rtol=1e-6)
+        assert res["collectives"] == [[3.0, 6.0], [10.0 + 4 * r, 12.0 + 4 * r]]
+        # the compiled steps (one SPMD program over both processes) train as eagerly
+        for kind in ("ddp_compiled", "fsdp_compiled"):
+            np.testing.assert_allclose(res[kind]["losses"], res["ddp"]["losses"], rtol=1e-5)
+            for a, b in zip(res[kind]["params"], res["ddp"]["params"]):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert cold[0]["ddp"]["params"] == cold[1]["ddp"]["params"]
