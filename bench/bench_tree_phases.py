@@ -75,7 +75,7 @@ def main():
             for _ in range(args.steps):
                 step()
     n = args.rounds * args.steps
-    print("| library | " + " | ".join(PHASES) + " |\n|---" * (len(PHASES) + 1) + "|")
+    print("| library | " + " | ".join(PHASES) + " |\n" + "|---" * (len(PHASES) + 1) + "|")
     for name, (_, acc) in runs.items():
         print(f"| {name} | " + " | ".join(f"{v / n * 1e6:.0f} us" for v in acc) + " |")
     ratio = runs["torchjax"][1] / runs["torch"][1]
