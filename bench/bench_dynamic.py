@@ -14,7 +14,12 @@ per-round ratios):
 - chain: `(x * 2 + 1).sum()` on 16x16 under no_grad (also a bare jax.jit of the same chain);
 - mlp_seed: Linear(4, 8)-ReLU-Linear(8, 1), MSE, SGD, batch 10;
 - mlp_big: MLP 784-1024-1024-10, batch 256, cross-entropy, Adam.
-`--profile ROW` prints a cProfile of torchjax's step instead,.
+`--profile ROW` prints a cProfile of torchjax's step instead.
+
+PyTorch runs the transformer row with one intra-op thread (`torch.set_num_threads(1)`): on this
+shared 2-core machine its two threads fight each other and the other jobs (its step took
+~10x longer with two: 936 ms against 78-80 ms in eager17's check). `--torch-threads N` pins
+every row instead (0: PyTorch's default everywhere).
 """
 
 from __future__ import annotations
@@ -157,6 +162,9 @@ def mlp_step(lib, sizes, batch, opt_name, loss_name):
     return step
 
 
+# rows where PyTorch runs with one intra-op thread unless --torch-threads says otherwise
+ONE_THREAD = frozenset({"transformer"})
+
 ROWS = {  # name: (title, step factory over a library, calls per round)
     "tree_new": ("tree net, a new random tree over 32 leaves every sample, SGD",
                  lambda lib: tree_step(lib, True), 10),
@@ -171,8 +179,19 @@ ROWS = {  # name: (title, step factory over a library, calls per round)
 }
 
 
-def run_row(name, rounds):
+def run_row(name, rounds, threads=None):
     title, make, number = ROWS[name]
+    default = torch.get_num_threads()
+    if threads is None:
+        threads = 1 if name in ONE_THREAD else default
+    torch.set_num_threads(threads or default)
+    try:
+        _run_row(name, title, make, number, rounds, torch.get_num_threads())
+    finally:
+        torch.set_num_threads(default)
+
+
+def _run_row(name, title, make, number, rounds, threads):
     fns = {"torch": make(torch), "torchjax": make(torchjax)}
     if name == "chain":
         fns["jax.jit"] = jit_chain_step()
@@ -182,8 +201,9 @@ def run_row(name, rounds):
     med, ratio = interleaved(fns, number, rounds)
     extra = (f", bare jax.jit {med['jax.jit'] * 1e6:.1f} us" if "jax.jit" in med else "")
     unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
-    print(f"| {title} | {med['torch'] * scale:.2f} {unit} | {med['torchjax'] * scale:.2f} {unit} "
-          f"| **{ratio['torchjax']:.2f}x** |{extra}", flush=True)
+    print(f"| {title} | {med['torch'] * scale:.2f} {unit} ({threads} thr) | "
+          f"{med['torchjax'] * scale:.2f} {unit} | **{ratio['torchjax']:.2f}x** |{extra}",
+          flush=True)
 
 
 def profile_row(name, steps):
@@ -205,6 +225,9 @@ def main():
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--profile", default=None, help="a row name: cProfile torchjax's step")
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="PyTorch's intra-op threads for every row (0: its default); by "
+                         "default one thread for the transformer row, the default elsewhere")
     ap.add_argument("--batched", action="store_true",
                     help="first backward of a new graph level-batched (engine.BATCHED)")
     args = ap.parse_args()
@@ -217,7 +240,7 @@ def main():
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), jax {jax.__version__}")
     print("| workload | PyTorch eager | torchjax eager | ratio |\n|---|---|---|---|")
     for name in args.rows.split(","):
-        run_row(name, args.rounds)
+        run_row(name, args.rounds, args.torch_threads)
 
 
 if __name__ == "__main__":

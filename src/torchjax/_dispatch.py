@@ -39,6 +39,7 @@ from . import (
 from ._autograd import grad_mode
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import node_class
+from ._dispatch_explain import _explain, _explain_broadcast  # noqa: F401 (re-exported)
 from ._dispatch_views import (  # noqa: F401 (re-exported: views made outside dispatch)
     _ITEM_OPS,
     _ItemView,
@@ -281,31 +282,6 @@ def _layout_handler(prep, dyn, inplace=False):
     return None
 
 
-def _explain(prep, dyn, stat, err):
-    """Re-raise a failed op with PyTorch's message when the row can explain it."""
-    explain = prep.op.explain
-    if explain is not None:
-        kw = dict(zip(prep.names, dyn))
-        kw.update(zip(prep.op.statics, stat))
-        explain(**kw)  # raises PyTorch's error when it recognises the mistake
-    shapes = [tuple(v._data.shape) for k, v in zip(prep.kinds, dyn)
-              if k == _T and isinstance(v, Tensor)]
-    msg = str(err).lower()
-    if len(shapes) >= 2 and ("broadcast" in msg or "incompatible shapes" in msg):
-        _explain_broadcast(shapes)
-    raise err
-
-
-def _explain_broadcast(shapes):
-    a, b = shapes[0], shapes[1]
-    for i in range(1, max(len(a), len(b)) + 1):
-        da = a[-i] if i <= len(a) else 1
-        db = b[-i] if i <= len(b) else 1
-        if da != db and da != 1 and db != 1:
-            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
-                               f"({db}) at non-singleton dimension {max(len(a), len(b)) - i}")
-
-
 # -- the call --------------------------------------------------------------------------------
 
 _FAST_CD: dict = {}  # (promote mode, argument keys) -> compute dtype; see _dtypes
@@ -347,6 +323,11 @@ def _fast_unwrap(prep, dyn):
 _dtypes.on_default_dtype_change(_FAST_CD.clear)
 
 
+# Entries kept per row in the fast-path tables (keyed on shapes: a workload of ever-new shapes
+# starts over rather than grow them; an entry is cheap to make again)
+_FAST_MAX = 512
+
+
 def _fast_call(prep, fast, dyn, stat):
     """The result of a call of a row the fast path serves (Prepared.fast), recorded on the
     tape when grad mode is on and an input requires grad; or None for the general path: an
@@ -362,7 +343,10 @@ def _fast_call(prep, fast, dyn, stat):
             arrays.append(a)
             av = a.aval
             keys.append(av.dtype)
-            keys.append(not av.shape)
+            # the shape, not just whether it is 0-d (what promotion reads): the entry then
+            # also keeps _record_simple's data, which follows from the shapes (the node's
+            # name, the backward's zeros)
+            keys.append(av.shape)
             if v._requires_grad:
                 rg = True
         elif v.__class__ in _SCALARS:
@@ -382,14 +366,17 @@ def _fast_call(prep, fast, dyn, stat):
         if got is None:
             return None
         cd = got[2]
-        hit = fast[key] = (_fwd_for(prep, stat, cd), cd)
+        if len(fast) >= _FAST_MAX:  # ever-new shapes must not grow the table
+            fast.clear()
+        # (compiled call, compute dtype, _record_simple's data per pattern of requires_grad)
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {})
     try:
         out = hit[0](*arrays)
     except (TypeError, ValueError, IndexError):
         return None
     if out.__class__ is _CONCRETE:
         if rg and _STATE.grad_enabled and prep.op.differentiable:
-            return _record_simple(prep, dyn, arrays, stat, hit[1], out)
+            return _record_simple(prep, dyn, arrays, stat, hit[1], out, hit[2])
         return Tensor._wrap(out)
     # a traced result (inside a JAX transformation), or several
     if rg and _STATE.grad_enabled and prep.op.differentiable:
@@ -401,7 +388,7 @@ def _fast_call(prep, fast, dyn, stat):
 
 def _fast_list_call(prep, fast, dyn, stat):
     """_fast_call for rows whose one dynamic argument is a list of tensors (cat, stack): keyed
-    on (static arguments, per tensor its dtype and whether it is 0-d); None for the general
+    on (static arguments, per tensor its dtype and shape); None for the general
     path (anything but a list or tuple of tensors, a failed call, ...)."""
     seq = dyn[0]
     if seq.__class__ is not list and seq.__class__ is not tuple:
@@ -416,7 +403,7 @@ def _fast_list_call(prep, fast, dyn, stat):
         arrays.append(a)
         av = a.aval
         keys.append(av.dtype)
-        keys.append(not av.shape)
+        keys.append(av.shape)  # as in _fast_call: _record_list's data follows from the shapes
         if v._requires_grad:
             rg = True
     if rg and _LINEARIZE[0]:
@@ -428,14 +415,16 @@ def _fast_list_call(prep, fast, dyn, stat):
         return None
     if hit is None:
         cd = _compute_dtype(prep, dyn, stat)
-        hit = fast[key] = (_fwd_for(prep, stat, cd), cd)
+        if len(fast) >= _FAST_MAX:
+            fast.clear()
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {})
     arrays = (tuple(arrays),)
     try:
         out = hit[0](*arrays)
     except (TypeError, ValueError, IndexError):
         return None
     if rg and _STATE.grad_enabled and prep.op.differentiable:
-        return _record_list(prep, dyn, arrays, stat, hit[1], out)
+        return _record_list(prep, dyn, arrays, stat, hit[1], out, hit[2])
     if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
         out = stop_traced(out)
     return _wrap_outputs(prep, dyn, stat, out, None)

@@ -3,7 +3,10 @@
 The node keeps what the row's backward needs (the input arrays it reads, Python numbers as
 they were given, or the result for rows whose derivative reads it), the edges to the inputs'
 nodes, and the version counters of the saved tensors, checked again at backward.
-_record_simple is the hot path for rows whose dynamic arguments are all tensors or numbers.
+_record_simple is the hot path for rows whose dynamic arguments are all tensors or numbers;
+what follows from the kind of call alone (the backward spec, the node class, which inputs are
+saved) it keeps in the fast path's entry, so per op it makes only the edges, the saved tuple
+and the version stamps.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from ._pure import _L, _S, _SCALARS, _T, _from_result, _spec_for
 from ._tensor import Tensor
 
 _SAVED_HOOKS = _saved_hooks.STATE
+_REC_MAX = 64  # kinds of call kept per fast-path entry (_record_simple's rec)
 
 
 def _edges_and_diff(prep, dyn):
@@ -52,15 +56,20 @@ def _describe(t: Tensor):
     return t._data.aval
 
 
-def _record_simple(prep, dyn, arrays, stat, cd, out):
-    """_record for rows whose dynamic arguments are all tensors or numbers (the hot path)."""
+def _record_simple(prep, dyn, arrays, stat, cd, out, rec=None):
+    """_record for rows whose dynamic arguments are all tensors or numbers (the hot path).
+
+    rec: the fast path's dict for this (row, static arguments, argument dtypes and shapes),
+    or None.
+    With it, everything about the node that follows from the call's kind (its backward
+    spec, class, saved positions) is worked out once and looked up per call: only the
+    edges, saved arrays and version stamps are per call."""
     edges = []
     saved = []
-    unsaved = []
     needs = prep.needs_pos
+    nums = []  # the numbers among the arguments: a per-call node name may depend on them
     pattern = 0  # per argument: 2 a tensor requiring grad, 1 another tensor, 0 a number
     for i, v in enumerate(dyn):
-        a = arrays[i]
         if isinstance(v, Tensor):
             if v._requires_grad:
                 fn = v._grad_fn
@@ -69,27 +78,26 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
             else:
                 edges.append(None)
                 pattern = pattern * 3 + 1
-            if needs is None or i in needs:
-                saved.append(a)
-            else:
-                saved.append(None)
-                av = a.aval
-                unsaved.append((i, -1, av.shape, av.dtype))
+            saved.append(arrays[i] if needs is None or i in needs else None)
         else:
             edges.append(None)
             saved.append(v)  # the number itself, not the device array the forward was given
+            nums.append(v)
             pattern *= 3
-    plan = prep.plan
-    if plan is not None:
-        # what is saved, and the gradients taken, follow from the pattern alone: worked out
-        # once per pattern (PyTorch's conditional saves cost a walk over the groups per call)
-        got = prep.recorded.get(pattern)
+    if rec is not None and prep.plan is not None:
+        # rec belongs to the fast path's entry for (row, static arguments, argument dtypes
+        # and shapes), which fixes everything the data depends on but which arguments
+        # require grad, and, for a row whose node is named per call (grad_of, e.g. sdpa's
+        # by dropout_p), the numbers given
+        key = (pattern, tuple(nums)) if nums and prep.grad_of is not None else pattern
+        got = rec.get(key)
         if got is None:
-            got = prep.recorded[pattern] = _pattern_data(plan, dyn)
-        diff, positions, saves_result = got
+            if len(rec) >= _REC_MAX:  # ever-new numbers (NaN keys never match) stay bounded
+                rec.clear()
+            got = rec[key] = _call_data(prep, dyn, arrays, stat, cd, len(edges), True)
     else:
-        plan = prep.plan_for(dyn, stat)
-        diff, positions, saves_result = _pattern_data(plan, dyn)
+        got = _call_data(prep, dyn, arrays, stat, cd, len(edges), False)
+    spec, cls, positions, saves_result, from_result = got
     versions = []
     for i in positions:
         v = dyn[i]
@@ -99,13 +107,8 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
         if vc is None:
             vc = v._vc = [0]
         versions.append((vc, vc[0], v._data.aval))
-    edges = tuple(edges)
-    from_result = prep.result_grad is not None and _from_result(prep, cd)
-    if from_result:
-        saved, unsaved = [out], ()
-    spec = _spec_for(prep, stat, cd, None, diff, tuple(unsaved), len(edges))
-    node = _node_cls(prep, dyn, stat)(spec, tuple(saved), edges, (), 1,
-                                      has_saved=prep.has_saved)
+    node = (cls or _node_cls(prep, dyn, stat))(spec, (out,) if from_result else tuple(saved),
+                                               tuple(edges), (), 1, has_saved=prep.has_saved)
     t = Tensor._wrap(out)
     if out.dtype in _INEXACT:
         t._requires_grad = True
@@ -123,32 +126,77 @@ def _record_simple(prep, dyn, arrays, stat, cd, out):
     return t
 
 
-def _record_list(prep, dyn, arrays, stat, cd, out):
+def _call_data(prep, dyn, arrays, stat, cd, n_edges, cached):
+    """(backward spec, node class or None when it is named per call, positions of the saved
+    tensors, whether the result is saved, whether the backward reads the result) of a call
+    of a simple row. cached: the result is kept for every call of the same kind, so the node
+    class is fixed only when it is a function of that kind."""
+    plan = prep.plan
+    if plan is not None:
+        # what is saved, and the gradients taken, follow from the pattern alone: worked out
+        # once per pattern (PyTorch's conditional saves cost a walk over the groups per call)
+        pattern = tuple(2 if isinstance(v, Tensor) and v._requires_grad else
+                        1 if isinstance(v, Tensor) else 0 for v in dyn)
+        got = prep.recorded.get(pattern)
+        if got is None:
+            got = prep.recorded[pattern] = _pattern_data(plan, dyn)
+        diff, positions, saves_result = got
+    else:
+        diff, positions, saves_result = _pattern_data(prep.plan_for(dyn, stat), dyn)
+    from_result = prep.result_grad is not None and _from_result(prep, cd)
+    unsaved = ()
+    if not from_result and prep.needs_pos is not None:
+        unsaved = tuple((i, -1, a.shape, a.dtype) for i, (v, a) in enumerate(zip(dyn, arrays))
+                        if isinstance(v, Tensor) and i not in prep.needs_pos)
+    spec = _spec_for(prep, stat, cd, None, diff, unsaved, n_edges)
+    cls = _node_cls(prep, dyn, stat) if cached else None
+    return spec, cls, positions, saves_result, from_result
+
+
+def _record_list(prep, dyn, arrays, stat, cd, out, rec=None):
     """_record for a row whose one dynamic argument is a tensor list and which saves no
     tensor (cat, stack: PyTorch's node keeps only the sizes): no versions to stamp, no saved
-    arrays, just the edges and the node. Other list rows go through _record."""
+    arrays, just the edges and the node. Other list rows go through _record.
+
+    rec: the list fast path's dict for this (row, static arguments, element dtypes and
+    shapes): the backward spec per pattern of requires_grad, looked up rather than made."""
     if not prep.list_plain or out.__class__ is not _CONCRETE:
         return _record(prep, dyn, arrays, stat, cd, out)
     seq = dyn[0]
     edges = []
-    diff = []
-    unsaved = []
-    for j, x in enumerate(seq):
-        av = x._data.aval
-        unsaved.append((0, j, av.shape, av.dtype))
+    pattern = 0
+    for x in seq:
+        pattern <<= 1
         if x._requires_grad:
             fn = x._grad_fn
             edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
-            diff.append((0, j))
+            pattern |= 1
         else:
             edges.append(None)
-    spec = _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(edges))
+    spec = None if rec is None else rec.get(pattern)
+    if spec is None:
+        spec = _list_spec(prep, seq, stat, cd)
+        if rec is not None:
+            if len(rec) >= _REC_MAX:
+                rec.clear()
+            rec[pattern] = spec
     node = prep.node_cls(spec, ((None,) * len(edges),), tuple(edges), (), 1, has_saved=False)
     t = Tensor._wrap(out)
     if out.dtype in _INEXACT:
         t._requires_grad = True
         t._grad_fn = node
     return t
+
+
+def _list_spec(prep, seq, stat, cd):
+    diff = []
+    unsaved = []
+    for j, x in enumerate(seq):
+        av = x._data.aval
+        unsaved.append((0, j, av.shape, av.dtype))
+        if x._requires_grad:
+            diff.append((0, j))
+    return _spec_for(prep, stat, cd, None, tuple(diff), tuple(unsaved), len(seq))
 
 
 def _pattern_data(plan, dyn):
