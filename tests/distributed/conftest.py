@@ -117,16 +117,18 @@ def _shared_dir(tmp_path_factory):
 def pytest_collection_modifyitems(session, config, items):
     # a script's tests run on one xdist worker (pyproject's --dist loadgroup), which runs it;
     # spread over both, one worker would wait on the file lock for the other's run
-    for item in items:
-        script = getattr(item.module, "SCRIPT", None)
-        if script is not None:
-            item.add_marker(pytest.mark.xdist_group(f"script-{script}"))
+    # (the hook sees the whole session's items: only this directory's modules name scripts
+    # here; other test files have a SCRIPT of their own meaning)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = [(item, item.module.SCRIPT) for item in items
+            if getattr(item.module, "SCRIPT", None) is not None
+            and os.path.dirname(str(item.path)) == here]
+    for item, script in ours:
+        item.add_marker(pytest.mark.xdist_group(f"script-{script}"))
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return  # each worker would start every script: they run on first use instead
-    for item in items:
-        script = getattr(item.module, "SCRIPT", None)
-        if script is not None:
-            _start(script)
+    for _, script in ours:
+        _start(script)
 
 
 def pytest_sessionfinish(session, exitstatus):
