@@ -240,7 +240,9 @@ def test_compile_stats_counts_a_new_program():
     assert st.total_seconds > 0 and "traced 1" in str(st)
     x = torchjax.ones(3, 11, 5)  # an op on a shape used nowhere else in the suite
     (x * 2.5).sum().item()
-    assert torchjax.compile_stats().traced > 1
+    # (made, or loaded from the program cache, which a warm suite finds without tracing)
+    after = torchjax.compile_stats()
+    assert after.compiled + after.cache_hits > 1
 
 
 def test_logs_compiles_prints_a_line_per_compile(uncached):
