@@ -48,14 +48,15 @@ def random_tree(rng: random.Random, lo: int, hi: int):
     return (random_tree(rng, lo, cut), random_tree(rng, cut, hi))
 
 
-def tree_step(lib, new_shape: bool):
+def tree_net(lib):
+    """The tree net's pieces: (embedding, optimizer, the fixed tree, the leaf tokens, encode),
+    where encode(tree, leaves) folds the tree with h = tanh(Linear(cat(hl, hr)))."""
     lib.manual_seed(0)
     nn = lib.nn
     emb = nn.Embedding(100, DIM)
     cell = nn.Linear(2 * DIM, DIM)
     params = list(emb.parameters()) + list(cell.parameters())
     opt = lib.optim.SGD(params, lr=0.01)
-    rng = random.Random(0)
     fixed = random_tree(random.Random(1), 0, LEAVES)
     tokens = lib.tensor(np.random.default_rng(0).integers(0, 100, LEAVES))
 
@@ -63,6 +64,12 @@ def tree_step(lib, new_shape: bool):
         if isinstance(node, int):
             return leaves[node]
         return lib.tanh(cell(lib.cat((encode(node[0], leaves), encode(node[1], leaves)), 1)))
+    return emb, opt, fixed, tokens, encode
+
+
+def tree_step(lib, new_shape: bool):
+    emb, opt, fixed, tokens, encode = tree_net(lib)
+    rng = random.Random(0)
 
     def step():
         tree = random_tree(rng, 0, LEAVES) if new_shape else fixed

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 import torch
-from bench_dynamic import DIM, LEAVES, random_tree
+from bench_dynamic import LEAVES, random_tree, tree_net
 
 import torchjax
 
@@ -26,20 +26,9 @@ PHASES = ("forward", "backward", "opt.step", "item", "total")
 
 
 def phased_step(lib, new_shape: bool):
-    lib.manual_seed(0)
-    nn = lib.nn
-    emb = nn.Embedding(100, DIM)
-    cell = nn.Linear(2 * DIM, DIM)
-    opt = lib.optim.SGD(list(emb.parameters()) + list(cell.parameters()), lr=0.01)
+    emb, opt, fixed, tokens, encode = tree_net(lib)
     rng = random.Random(0)
-    fixed = random_tree(random.Random(1), 0, LEAVES)
-    tokens = lib.tensor(np.random.default_rng(0).integers(0, 100, LEAVES))
     acc = np.zeros(len(PHASES))
-
-    def encode(node, leaves):
-        if isinstance(node, int):
-            return leaves[node]
-        return lib.tanh(cell(lib.cat((encode(node[0], leaves), encode(node[1], leaves)), 1)))
 
     def step():
         tree = random_tree(rng, 0, LEAVES) if new_shape else fixed
