@@ -145,6 +145,19 @@ def test_meta_tensors():
     assert _meta(torchjax) == _meta(torch)
 
 
+def test_ops_on_meta_tensors_compile_nothing():
+    # shapes only: the op's trace (kept per argument types), never an XLA program; a meta
+    # array once reached jax.jit, which compiled a program for its shape before refusing it
+    x = torchjax.empty(5, 7, device="meta", requires_grad=True)
+    before = torchjax.compile_stats()
+    y = ((x * 2 + 1) @ x.t()).softmax(1).sum(0)
+    y.add_(3)
+    after = torchjax.compile_stats()
+    assert y.is_meta and tuple(y.shape) == (5,)
+    assert (after.lowered, after.compiled, after.cache_hits) == \
+        (before.lowered, before.compiled, before.cache_hits)
+
+
 class _Net:
     @staticmethod
     def build(lib):

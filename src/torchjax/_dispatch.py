@@ -499,7 +499,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
                 _explain(prep, dyn, stat, e)
             # shapes and dtypes only; the node is recorded (grad_fn, requires_grad) but a
             # backward through it has no values to run on
-            out = _meta.evaluate(_make_pure(prep, stat, cd, None), arrays)
+            out = _meta.evaluate(_fwd_for(prep, stat, cd), arrays)
         if rg and _STATE.grad_enabled and prep.op.differentiable:
             res = _record(prep, dyn, arrays, stat, cd, out)
             if lin is not None:

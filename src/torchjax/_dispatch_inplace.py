@@ -66,7 +66,7 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
                 if LAYOUTS:
                     _layout_handler(prep, dyn, inplace=True)
                 _explain(prep, dyn, stat, e)
-            out = _meta.evaluate(_make_pure(prep, stat, cd, out_cast), arrays)
+            out = _meta.evaluate(_fwd_for(prep, stat, cd, out_cast), arrays)
             rg = False  # a meta tensor records no autograd history
         if out.shape != self._data.shape:
             raise RuntimeError(

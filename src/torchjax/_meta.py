@@ -50,11 +50,13 @@ def any_meta(arrays) -> bool:
     return False
 
 
-def evaluate(fn, arrays):
-    """fn's outputs for these arguments as MetaArrays, computing nothing. Ordinary arrays
-    among the arguments count only by their shapes, as in PyTorch, where an op mixing meta
-    and real tensors gives a meta result."""
-    out = jax.eval_shape(fn, *arrays)
+def evaluate(program, arrays):
+    """The outputs of `program` (the op's jitted function) for these arguments as MetaArrays,
+    computing nothing. Ordinary arrays among the arguments count only by their shapes, as in
+    PyTorch, where an op mixing meta and real tensors gives a meta result. The jitted
+    function's eval_shape keeps its trace per argument types (~50 us again, where
+    jax.eval_shape of a new function traces every time, ~0.3-1 ms)."""
+    out = program.eval_shape(*arrays)
     return jax.tree_util.tree_map(like, out)
 
 

@@ -44,7 +44,7 @@ import time
 
 import jax
 
-from . import _compile_cache, _compile_stats, _program_runtime
+from . import _compile_cache, _compile_stats, _meta, _program_runtime
 
 # how a program is named, split out (callers use _programs.describe, ident_of, Uncacheable)
 from ._program_names import (  # noqa: F401
@@ -223,6 +223,10 @@ def _signature(args):
     return tuple(out)
 
 
+def _has_meta(args) -> bool:
+    return any(x.__class__ is _meta.MetaArray for x in _tree_util.tree_leaves(args))
+
+
 # -- the store ---------------------------------------------------------------------------------
 
 _store = None
@@ -366,6 +370,11 @@ class _Program:
         if not kwargs and _core.trace_state_clean():
             sig = signature(args)
         if sig is None:
+            if _has_meta(args):
+                # jax.jit would trace, lower and compile a real program for a meta array's
+                # shape before refusing it as an argument; the dispatcher's meta path
+                # (eval_shape) wants only the refusal
+                raise TypeError("a meta tensor has no data for a program to run on")
             return self.jit(*args, **kwargs), None, False
         # in memory, the configuration is keyed as jax.jit keys it (its C++ side does too,
         # so a call under x64 never meets the executable made without it)
