@@ -455,6 +455,8 @@ def main():
         table += rows
         checks.append(check)
         for name in ("cold", "warm"):
+            if f"torchjax-{name}" not in results:  # a variant not asked for
+                continue
             st = results[f"torchjax-{name}"][0]["first_stats"]
             per = st["compile_seconds"] / st["compiled"] * 1e3 if st["compiled"] else 0.0
             breakdown.append(
