@@ -22,7 +22,10 @@ def mlp():
 class CNN(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        # no bias before BatchNorm (as ResNets write it): BatchNorm removes any per-channel
+        # constant, so that bias's gradient is zero in exact arithmetic, round-off noise that
+        # Adam's normalisation turns into full steps (see AdamW below)
+        self.conv = nn.Conv2d(1, 4, 3, padding=1, bias=False)
         self.bn = nn.BatchNorm2d(4)
         self.drop = nn.Dropout(0.3)
         self.fc = nn.Linear(4 * 4 * 4, 3)
