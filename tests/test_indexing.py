@@ -387,3 +387,30 @@ def test_range_index_in_writes_and_gradients():
         (w * 2)[range(3), [0, 1, 2]].sum().backward()
         return x, z, w.grad
     both(run)
+
+
+def _windows(lib):
+    src = lib.tensor(np.arange(240.0, dtype=np.float32).reshape(40, 6))
+    out = [src[i:i + 7] for i in range(0, 30, 3)]  # a language model's batches
+    out += [src[i:i + 5, 2] for i in range(1, 30, 4)]  # with an int: its dim goes
+    out += [src[3, 1:4], src[...][2:4, 1:3], src[38:45]]  # (a clamped stop)
+    out += [t.stride() + (t.storage_offset(),) for t in out]
+    w = src[10:12]  # a view: a write through it reaches src
+    w.mul_(-1)
+    return tuple(lib.tensor(v) if isinstance(v, tuple) else v for v in out) + (src,)
+
+
+def test_moving_windows_are_views_and_compile_once():
+    both(_windows)
+    x = torchjax.arange(300.0)
+    before = torchjax.compile_stats()
+    got = [x[i:i + 16].sum() for i in range(0, 200, 7)]
+    traced = torchjax.compile_stats().traced - before.traced
+    # x[0:16] (the row: a slice from 0 is taken as fixed), the moving window (one program
+    # whatever its start) and the sum; before, the row compiled one program per start
+    assert traced <= 3, traced
+    assert [float(g) for g in got] == [float(sum(range(i, i + 16))) for i in range(0, 200, 7)]
+    # a window that records a gradient stays the row (its grad_fn is PyTorch's)
+    for lib in LIBS:
+        p = lib.arange(10.0, requires_grad=True)
+        assert p[2:5].grad_fn.name() == "SliceBackward0"

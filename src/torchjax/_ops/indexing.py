@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtypes
+from .. import _dtypes, _programs
 from .._autograd import grad_mode
 from .._tensor import _TENSOR_TYPE_NAMES, Tensor
 from .._untraceable import Untraceable
@@ -262,10 +262,13 @@ def _getitem(self, key):
     k = _parse(self, key)
     if k.advanced:
         return _D.dispatch(_prepared("_index"), (self, k.indices), (k.spec,))
-    if k.last == "_select" and all(type(e) is int for e in k.spec) and not (
+    if k.last in ("_select", "_slice") and not (
             self._requires_grad and (grad_mode.STATE.grad_enabled or _capturing())) and \
             not self.is_meta:
-        return _select_ints(self, k.spec)
+        if k.last == "_select" and all(type(e) is int for e in k.spec):
+            return _select_ints(self, k.spec)
+        if _window(k.spec):
+            return _slice_starts(self, k, k.spec)
     return _D.dispatch(_prepared(k.last or "_alias"), (self,), (k.spec,))
 
 
@@ -287,6 +290,44 @@ def _select_ints(self, spec):
         f = _SELECT_INTS[len(spec)] = jax.jit(lambda x, idx: x[tuple(idx)])
     out = Tensor._wrap(f(self._data, np.asarray(spec, np.int32)))
     _D.make_view(out, self, ((OPS["_select"], _D.key_stat((spec,))),))
+    return out
+
+
+def _window(spec) -> bool:
+    """Whether spec is ints and slices of step 1, one of them starting past 0 (a window that
+    may move: x[i:i + n])."""
+    moved = False
+    for e in spec:
+        if type(e) is int:
+            moved = moved or e != 0
+        elif type(e) is tuple and e[2] == 1:
+            moved = moved or e[0] != 0
+        else:
+            return False
+    return moved
+
+
+_SLICE_STARTS: dict = {}
+
+
+def _slice_starts(self, k, spec):
+    """x[i:i + n, j, ...] (slices of step 1 and ints) with no gradient to record: the starts
+    go to one compiled program per window size as values, where the row would compile once
+    per start (a language model's batches source[i:i + seq_len] walk through the data). The
+    result is the same view of x as the row's."""
+    sizes = tuple(1 if type(e) is int else e[1] - e[0] for e in spec)
+    kept = tuple(type(e) is not int for e in spec)  # an int's dim goes
+    f = _SLICE_STARTS.get((sizes, kept))
+    if f is None:
+        def window(x, starts):  # starts: one per dim of x
+            rest = x.shape[len(sizes):]
+            out = lax.dynamic_slice(x, [starts[i] for i in range(x.ndim)], (*sizes, *rest))
+            return out.reshape(*[n for n, keep in zip(sizes, kept) if keep], *rest)
+        f = _SLICE_STARTS[(sizes, kept)] = _programs.jit(window)
+    starts = np.zeros(self._data.ndim, np.int32)
+    starts[:len(spec)] = [e if type(e) is int else e[0] for e in spec]
+    out = Tensor._wrap(f(self._data, starts))
+    _D.make_view(out, self, ((OPS[k.last], _D.key_stat((spec,))),))
     return out
 
 
