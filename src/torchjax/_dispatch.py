@@ -28,6 +28,7 @@ import numpy as np
 
 from . import (
     _autocast,
+    _deferred,
     _device_dtypes,
     _dtypes,
     _linearize,
@@ -50,7 +51,7 @@ from ._dispatch_views import (  # noqa: F401 (re-exported: views made outside di
 )
 from ._linearize import ACTIVE as _LINEARIZE
 from ._ops._registry import OpDef
-from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure
+from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure, _types
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
@@ -61,6 +62,7 @@ from ._x64 import Allowed as _Allowed
 from ._x64 import allow as _allow
 
 _STATE = grad_mode.STATE
+_DEFER = _deferred.ON
 _AUTOCAST = _autocast.STATE
 _DEVICE_DTYPES = _device_dtypes.STATE
 _RESULT_HOOKS = _result_hooks.STATE
@@ -184,17 +186,6 @@ def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
     ident = _programs.ident_of("op", prep.op.name, prep.op.fn, stat, key[1], cd, out_cast)
     f = prep.fwd[key] = _programs.program(_make_pure(prep, stat, cd, out_cast), ident)
     return f
-
-
-def _types(stat):
-    """The types of the static arguments, inside tuples too ((5,) and (5.0,) are equal keys
-    but may compile differently, e.g. a pooling stride)."""
-    if not stat:  # most pointwise rows have no static arguments
-        return ()
-    types = tuple(map(type, stat))
-    if tuple in types:
-        return tuple(_types(v) if type(v) is tuple else k for v, k in zip(stat, types))
-    return types
 
 
 # -- argument unwrapping and dtype promotion -------------------------------------------------
@@ -368,8 +359,9 @@ def _fast_call(prep, fast, dyn, stat):
         cd = got[2]
         if len(fast) >= _FAST_MAX:  # ever-new shapes must not grow the table
             fast.clear()
-        # (compiled call, compute dtype, _record_simple's data per pattern of requires_grad)
-        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {})
+        # (compiled call, compute dtype, _record_simple's data per pattern of requires_grad,
+        # _deferred's data)
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {}, [])
     try:
         out = hit[0](*arrays)
     except (TypeError, ValueError, IndexError):
@@ -470,6 +462,10 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         if fast is not None and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
             # the fast path: (static arguments, argument dtypes) -> (compiled call, compute
             # dtype) in one lookup; anything unusual falls through to the general path below
+            if _DEFER[0] and CAPTURE is None and not prep.list_fast:  # see _deferred
+                res = _deferred.record(prep, fast, dyn, stat)
+                if res is not None:
+                    return res
             res = (_fast_list_call if prep.list_fast else _fast_call)(prep, fast, dyn, stat)
             if res is not None:
                 return res

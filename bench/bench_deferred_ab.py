@@ -1,0 +1,67 @@
+"""Deferred op sequences (torchjax/_deferred.py) off and on, in one process (issue 14, eager19).
+
+    PYTHONPATH=src:bench python bench/bench_deferred_ab.py --rows chain,mlp_seed,tree_same --rounds 7
+
+For each of bench_dynamic's rows: PyTorch's step, torchjax's step with deferral off, the same
+step with it on (the switch is flipped inside the timed call, so both share every table and
+program), and for the chain a bare jax.jit of the whole chain; rounds interleaved
+(bench_eager.interleaved), ratios are medians of per-round ratios to PyTorch. Also printed:
+the deferred sequences compiled during the timed rounds (a loop must reuse its programs)
+and how sequences ran (fused / op by op).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from bench_dynamic import ROWS, jit_chain_step
+from bench_eager import interleaved
+
+import torchjax
+from torchjax import _deferred
+
+
+def switched(step, on: bool):
+    def call():
+        _deferred.ON[0] = on
+        try:
+            return step()
+        finally:
+            _deferred.ON[0] = False
+            _deferred.flush()  # nothing left pending into the other side's timing
+    return call
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default="chain,mlp_seed,tree_same,tree_new")
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    print(f"torch {torch.__version__}, torchjax deferred A/B, {args.rounds} rounds")
+    print("| workload | PyTorch | torchjax off | ratio | torchjax on | ratio | on/off | "
+          "programs compiled while timed |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in args.rows.split(","):
+        title, make, number = ROWS[name]
+        fns = {"torch": make(torch), "off": switched(make(torchjax), False),
+               "on": switched(make(torchjax), True)}
+        if name == "chain":
+            fns["jax.jit"] = jit_chain_step()
+        for f in fns.values():
+            for _ in range(20):
+                f()
+        before = dict(_deferred.STATS)
+        med, ratio = interleaved(fns, number, args.rounds)
+        compiled = _deferred.STATS["compiled"] - before["compiled"]
+        unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
+        extra = f" (bare jax.jit {med['jax.jit'] * scale:.1f} {unit})" if "jax.jit" in med else ""
+        print(f"| {title}{extra} | {med['torch'] * scale:.2f} {unit} | "
+              f"{med['off'] * scale:.2f} {unit} | {ratio['off']:.2f}x | "
+              f"{med['on'] * scale:.2f} {unit} | **{ratio['on']:.2f}x** | "
+              f"{ratio['on'] / ratio['off']:.2f} | {compiled} |", flush=True)
+    print("sequences:", _deferred.STATS)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""Deferred op sequences: ops whose results nobody has read yet run later, as ONE program.
+
+Why: per op, eager dispatch costs about one jitted XLA call plus 1-2 µs of Python, so a
+chain of small ops costs one XLA call per op where PyTorch pays a few µs per op
+(docs/performance.md). With this on, a fast-path op (_dispatch._fast_call's rows) whose
+result will not be recorded on the tape is not run: it is appended to the calling thread's
+pending sequence (its compiled row, its input sources, the inputs' arrays) and returns a
+*pending* tensor, whose `_data` slot is left unset. The first read of any pending tensor's
+`_data` (printing, .item(), numpy, backward, an op that is not deferred, ...) runs the whole
+sequence as one cached jitted program and fills in every result that is still alive.
+
+Why an unset slot: every read of `_data` anywhere (hundreds of places) must see a real
+array. Reading an unset slot raises AttributeError, which makes Python call
+Tensor.__getattr__; that hook runs the sequence (`force`). Tensors that were never pending
+pay nothing, the check exists only on the deferred path itself.
+
+What is deferred: only rows the fast path serves (no argument check, no view, no layout),
+with tensors and Python numbers as arguments, at the top level (not inside a JAX
+transformation or checkpoint's capture), when no input requires grad under grad mode (so no
+tape node is recorded), and only for call kinds the fast path has already run once (its
+table entry exists: the first call of a kind runs eagerly and raises its errors there).
+Random rows and in-place forms never pass through the fast path, so they are never deferred;
+an in-place write to a pending tensor reads it first, which runs the sequence.
+
+Errors: the result's shape and dtype are worked out when the op is recorded (jax.eval_shape
+of the row, once per kind of call); a call that fails there is not deferred and takes the
+general path, which raises PyTorch's error at that op, as eagerly.
+
+Program count: a sequence's program is keyed on (per op: the kind of call, where each input
+comes from; which results are still alive). A sequence is compiled only once it has been
+seen COMPILE_AFTER times; before that its ops run one by one through their own compiled
+calls, so a workload whose sequences never repeat compiles nothing new. A sequence is cut
+at MAX_OPS ops. Both tables are bounded.
+
+Arrays read by a pending sequence are kept by it (a compiled step that would donate one
+sees the extra reference and passes a copy instead, see compiler/_program.py).
+
+Off by default: `torchjax._deferred.ON[0] = True` or TORCHJAX_DEFER=1 in the environment.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import threading
+
+import jax
+
+from . import _tensor
+from ._autograd import grad_mode
+from ._pure import _SCALARS, _make_pure, _types
+from ._scalar_args import on_device as _on_device
+from ._tensor import Tensor
+from ._x64 import EVAL as _EVAL
+from ._x64 import TRACE as _TRACE
+from ._x64 import enter as _enter
+from ._x64 import leave as _leave
+
+ON = [os.environ.get("TORCHJAX_DEFER", "0") not in ("", "0")]
+MAX_OPS = 64  # a longer sequence is cut (run) here
+COMPILE_AFTER = 2  # a sequence seen this many times gets its own program
+_MAX_PROGRAMS = 256  # kept sequence programs (cleared when full)
+_MAX_SEEN = 4096
+
+_STATE = grad_mode.STATE
+_SLOT = Tensor.__dict__["_data"]
+_TOKENS = itertools.count()
+_PROGRAMS: dict = {}
+_SEEN: dict = {}
+# counts for tests and benchmarks: sequence programs compiled, sequences run op by op
+STATS = {"compiled": 0, "op_by_op": 0}
+_refs = sys.getrefcount
+
+try:
+    from jax._src.array import ArrayImpl as _CONCRETE
+except ImportError:  # pragma: no cover - moved in a newer jax: nothing is deferred
+    _CONCRETE = None
+
+
+class _Seq:
+    """One thread's pending ops, in order."""
+
+    __slots__ = ("ops", "ext", "key", "results", "done", "error")
+
+    def __init__(self):
+        self.ops = []  # (compiled row, pure row, input sources)
+        self.ext = []  # the arrays and numbers read from outside the sequence
+        self.key = []  # per op its token, then its sources (flat; a token fixes the arity)
+        # each op's result tensor. Strong references: when the sequence runs, a result that
+        # only this list still holds (sys.getrefcount) is dead and not computed at all. The
+        # cycle result -> sequence -> result is cut when the sequence runs.
+        self.results = []
+        self.done = False
+        self.error = None
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.seq = _Seq()
+
+
+_LOCAL = _Local()
+
+
+def record(prep, fast, dyn, stat):
+    """A pending tensor for the call, or None when it is not deferred (the caller then runs
+    it as usual; reading a pending argument's `_data` there runs the sequence first)."""
+    if _TRACE.value is not _EVAL:
+        return None
+    seq = _LOCAL.seq
+    if seq.done:
+        seq = _LOCAL.seq = _Seq()
+    ext = seq.ext
+    n_ext = len(ext)
+    srcs = []
+    keys = [stat, _types(stat)]
+    grad = _STATE.grad_enabled
+    for v in dyn:
+        if isinstance(v, Tensor):
+            if v._requires_grad and grad:
+                break  # recorded on the tape: runs now
+            lz = v._lazy
+            # (whatever writes a pending tensor's `_data` without reading it first clears
+            # `_lazy`: Tensor.data's setter)
+            if lz is not None and lz[0] is seq:
+                srcs.append(~lz[1])
+                av = lz[2]
+            else:
+                a = v._data  # (a pending tensor of another, unfinished sequence runs it)
+                if a.__class__ is not _CONCRETE:
+                    break
+                av = a.aval
+                srcs.append(len(ext))
+                ext.append(a)
+            keys.append(av.dtype)
+            keys.append(av.shape)
+        elif v.__class__ in _SCALARS:
+            srcs.append(len(ext))
+            ext.append(_on_device(v))
+            keys.append(v.__class__)
+        else:
+            break
+    else:
+        try:
+            hit = fast.get(tuple(keys))
+        except TypeError:  # a list among the static arguments
+            hit = None
+        if hit is not None:
+            meta = hit[3]
+            if not meta:
+                _describe(meta, prep, stat, hit[1], dyn)
+            aval = meta[1]
+            if aval is not None:
+                i = len(seq.ops)
+                seq.ops.append((hit[0], meta[2], srcs))
+                seq.key.append(meta[0])
+                seq.key += srcs
+                t = Tensor._wrap(None)
+                del t._data
+                t._lazy = (seq, i, aval)
+                seq.results.append(t)
+                if i + 1 >= MAX_OPS:
+                    run(seq)
+                return t
+    # not deferred: forget the arrays this call added
+    del ext[n_ext:]
+    return None
+
+
+def _describe(meta, prep, stat, cd, dyn):
+    """Fill a fast-path entry's deferral data: [token, result aval or None, pure row]."""
+    pure = _make_pure(prep, stat, cd, None)
+    specs = []
+    for v in dyn:
+        if isinstance(v, Tensor):
+            lz = v._lazy
+            av = lz[2] if lz is not None else v._data.aval
+            specs.append(jax.ShapeDtypeStruct(av.shape, av.dtype, weak_type=av.weak_type))
+        else:
+            specs.append(v)
+    try:
+        out = jax.eval_shape(pure, *specs)
+    except Exception:  # the call fails: it is never deferred, and raises on the usual path
+        out = None
+    if out.__class__ is not jax.ShapeDtypeStruct:
+        out = None
+    else:
+        out = jax.core.ShapedArray(out.shape, out.dtype, weak_type=out.weak_type)
+    meta[:] = [next(_TOKENS), out, pure]
+
+
+def force(t):
+    """t's array: runs t's sequence if it has not run yet (Tensor.__getattr__ of `_data`)."""
+    seq = t.__dict__["_lazy"][0]
+    if not seq.done:
+        run(seq)
+    if seq.error is not None:
+        raise RuntimeError("the deferred sequence that computes this tensor failed") \
+            from seq.error
+    return _SLOT.__get__(t)
+
+
+_tensor._FORCE[0] = force
+
+
+def flush():
+    """Run the calling thread's pending sequence now."""
+    seq = _LOCAL.seq
+    if not seq.done and seq.ops:
+        run(seq)
+
+
+def run(seq):
+    seq.done = True
+    results = seq.results
+    # alive: held by more than `results` and getrefcount's argument
+    live = tuple(i for i in range(len(results))
+                 if _refs(results[i]) > 2 and results[i]._lazy is not None)
+    ops, ext, flat = seq.ops, seq.ext, seq.key
+    seq.ops = seq.ext = seq.results = seq.key = None
+    if not live:  # nobody can read any result: nothing to run
+        return
+    key = (tuple(flat), live)
+    token = _enter()
+    try:
+        prog = _PROGRAMS.get(key)
+        if prog is None:
+            prog = _compile_or_count(key, ops, live)
+        if prog is not None:
+            outs = prog(*ext)
+        else:
+            vals = []
+            for call, _, srcs in ops:
+                vals.append(call(*[ext[s] if s >= 0 else vals[~s] for s in srcs]))
+            outs = [vals[i] for i in live]
+            STATS["op_by_op"] += 1
+    except BaseException as e:
+        seq.error = e
+        raise
+    finally:
+        if token is not None:
+            _leave(token)
+    for i, o in zip(live, outs):
+        t = results[i]
+        t._data = o
+        t._lazy = None
+
+
+def _compile_or_count(key, ops, live):
+    """The sequence's program once it has been seen COMPILE_AFTER times, else None."""
+    n = _SEEN.get(key, 0) + 1
+    if n < COMPILE_AFTER:
+        if len(_SEEN) >= _MAX_SEEN:
+            _SEEN.clear()
+        _SEEN[key] = n
+        return None
+    _SEEN.pop(key, None)
+    if len(_PROGRAMS) >= _MAX_PROGRAMS:
+        _PROGRAMS.clear()
+    prog = _PROGRAMS[key] = _program([(p, s) for _, p, s in ops], live)
+    STATS["compiled"] += 1
+    return prog
+
+
+def _program(ops, live):
+    """One jitted function running the sequence's rows in order, returning the live
+    results."""
+    def sequence(*ext):
+        vals = []
+        for pure, srcs in ops:
+            vals.append(pure(*[ext[s] if s >= 0 else vals[~s] for s in srcs]))
+        return tuple(vals[i] for i in live)
+    return jax.jit(sequence)
