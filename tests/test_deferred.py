@@ -62,6 +62,8 @@ def test_no_grad_chain_is_deferred_and_runs_as_one_program():
     # the first run is eager, the second op by op, then one program for the rest
     assert _deferred.STATS["compiled"] - before["compiled"] == 1
     assert _deferred.STATS["op_by_op"] - before["op_by_op"] == 1
+    # x * 2 and + 1 died inside the expression: the program returns the sum only
+    assert list(_deferred._PROGRAMS)[-1][1] == (2,)
 
 
 def test_new_scalars_reuse_the_program():

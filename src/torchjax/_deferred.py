@@ -50,10 +50,12 @@ import jax
 from . import _tensor
 from ._autograd import grad_mode
 from ._pure import _SCALARS, _make_pure, _types
+from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
 from ._x64 import TRACE as _TRACE
+from ._x64 import X64 as _X64
 from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
@@ -71,6 +73,7 @@ _SEEN: dict = {}
 # counts for tests and benchmarks: sequence programs compiled, sequences run op by op
 STATS = {"compiled": 0, "op_by_op": 0}
 _refs = sys.getrefcount
+_wrap = Tensor._wrap
 
 try:
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -84,9 +87,11 @@ class _Seq:
     __slots__ = ("ops", "ext", "key", "results", "done", "error")
 
     def __init__(self):
-        self.ops = []  # (compiled row, pure row, input sources)
+        self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
         self.ext = []  # the arrays and numbers read from outside the sequence
-        self.key = []  # per op its token, then its sources (flat; a token fixes the arity)
+        # per op its token, then where each input comes from: i >= 0 is ext[i], i < 0 the
+        # result of op ~i (flat; a token fixes the arity)
+        self.key = []
         # each op's result tensor. Strong references: when the sequence runs, a result that
         # only this list still holds (sys.getrefcount) is dead and not computed at all. The
         # cycle result -> sequence -> result is cut when the sequence runs.
@@ -105,7 +110,10 @@ _LOCAL = _Local()
 
 def record(prep, fast, dyn, stat):
     """A pending tensor for the call, or None when it is not deferred (the caller then runs
-    it as usual; reading a pending argument's `_data` there runs the sequence first)."""
+    it as usual; reading a pending argument's `_data` there runs the sequence first).
+
+    Called by dispatch before it enters the x64 scope: recording makes no array, except
+    in the rare steps below that enter the scope themselves."""
     if _TRACE.value is not _EVAL:
         return None
     seq = _LOCAL.seq
@@ -113,7 +121,9 @@ def record(prep, fast, dyn, stat):
         seq = _LOCAL.seq = _Seq()
     ext = seq.ext
     n_ext = len(ext)
-    srcs = []
+    skey = seq.key
+    k0 = len(skey)
+    skey.append(None)  # the op's token, known after the lookup
     keys = [stat, _types(stat)]
     grad = _STATE.grad_enabled
     for v in dyn:
@@ -124,20 +134,21 @@ def record(prep, fast, dyn, stat):
             # (whatever writes a pending tensor's `_data` without reading it first clears
             # `_lazy`: Tensor.data's setter)
             if lz is not None and lz[0] is seq:
-                srcs.append(~lz[1])
+                skey.append(~lz[1])
                 av = lz[2]
             else:
                 a = v._data  # (a pending tensor of another, unfinished sequence runs it)
                 if a.__class__ is not _CONCRETE:
                     break
                 av = a.aval
-                srcs.append(len(ext))
+                skey.append(len(ext))
                 ext.append(a)
             keys.append(av.dtype)
             keys.append(av.shape)
         elif v.__class__ in _SCALARS:
-            srcs.append(len(ext))
-            ext.append(_on_device(v))
+            skey.append(len(ext))
+            got = _KEPT.get((v.__class__, v))
+            ext.append(got if got is not None and not got.is_deleted() else _number(v))
             keys.append(v.__class__)
         else:
             break
@@ -153,19 +164,28 @@ def record(prep, fast, dyn, stat):
             aval = meta[1]
             if aval is not None:
                 i = len(seq.ops)
-                seq.ops.append((hit[0], meta[2], srcs))
-                seq.key.append(meta[0])
-                seq.key += srcs
-                t = Tensor._wrap(None)
+                skey[k0] = meta[0]
+                seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
+                t = _wrap(None)
                 del t._data
                 t._lazy = (seq, i, aval)
                 seq.results.append(t)
                 if i + 1 >= MAX_OPS:
                     run(seq)
                 return t
-    # not deferred: forget the arrays this call added
+    # not deferred: forget what this call added
     del ext[n_ext:]
+    del skey[k0:]
     return None
+
+
+def _number(v):
+    """_scalar_args.on_device(v) inside the x64 scope (the array it may make is x64's)."""
+    token = _enter()
+    try:
+        return _on_device(v)
+    finally:
+        _leave(token)
 
 
 def _describe(meta, prep, stat, cd, dyn):
@@ -179,10 +199,13 @@ def _describe(meta, prep, stat, cd, dyn):
             specs.append(jax.ShapeDtypeStruct(av.shape, av.dtype, weak_type=av.weak_type))
         else:
             specs.append(v)
+    token = _enter()
     try:
         out = jax.eval_shape(pure, *specs)
     except Exception:  # the call fails: it is never deferred, and raises on the usual path
         out = None
+    finally:
+        _leave(token)
     if out.__class__ is not jax.ShapeDtypeStruct:
         out = None
     else:
@@ -212,29 +235,34 @@ def flush():
 
 
 def run(seq):
+    """Run a sequence: its program (or its ops one by one), results into the live tensors."""
     seq.done = True
     results = seq.results
-    # alive: held by more than `results` and getrefcount's argument
-    live = tuple(i for i in range(len(results))
-                 if _refs(results[i]) > 2 and results[i]._lazy is not None)
+    live = []
+    i = 0
+    for t in results:
+        # alive: held by more than `results`, this loop and getrefcount's argument
+        if _refs(t) > 3 and t._lazy is not None:
+            live.append(i)
+        i += 1
     ops, ext, flat = seq.ops, seq.ext, seq.key
     seq.ops = seq.ext = seq.results = seq.key = None
     if not live:  # nobody can read any result: nothing to run
         return
+    live = tuple(live)
     key = (tuple(flat), live)
-    token = _enter()
+    # the x64 scope, inline (see _x64.py)
+    token = None if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else None
     try:
-        prog = _PROGRAMS.get(key)
-        if prog is None:
-            prog = _compile_or_count(key, ops, live)
-        if prog is not None:
-            outs = prog(*ext)
+        if _TRACE.value is not _EVAL:
+            # read inside a JAX transformation (a compiled step reading a pending tensor
+            # made outside it): the values are concrete, computed now, not traced
+            token = _enter()
+            with jax.ensure_compile_time_eval():
+                outs = _outputs(key, ops, ext, flat, live)
         else:
-            vals = []
-            for call, _, srcs in ops:
-                vals.append(call(*[ext[s] if s >= 0 else vals[~s] for s in srcs]))
-            outs = [vals[i] for i in live]
-            STATS["op_by_op"] += 1
+            prog = _PROGRAMS.get(key)
+            outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live)
     except BaseException as e:
         seq.error = e
         raise
@@ -245,6 +273,19 @@ def run(seq):
         t = results[i]
         t._data = o
         t._lazy = None
+
+
+def _outputs(key, ops, ext, flat, live):
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _compile_or_count(key, ops, live)
+    if prog is not None:
+        return prog(*ext)
+    vals = []
+    for call, _, a, b in ops:
+        vals.append(call(*[ext[s] if s >= 0 else vals[~s] for s in flat[a:b]]))
+    STATS["op_by_op"] += 1
+    return [vals[i] for i in live]
 
 
 def _compile_or_count(key, ops, live):
@@ -258,7 +299,8 @@ def _compile_or_count(key, ops, live):
     _SEEN.pop(key, None)
     if len(_PROGRAMS) >= _MAX_PROGRAMS:
         _PROGRAMS.clear()
-    prog = _PROGRAMS[key] = _program([(p, s) for _, p, s in ops], live)
+    flat = key[0]
+    prog = _PROGRAMS[key] = _program([(p, flat[a:b]) for _, p, a, b in ops], live)
     STATS["compiled"] += 1
     return prog
 

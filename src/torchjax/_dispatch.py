@@ -452,6 +452,11 @@ def _node_cls(prep, dyn, stat, inplace=False):
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
+    if _DEFER[0] and prep.fast is not None and not prep.list_fast and CAPTURE is None \
+            and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
+        res = _deferred.record(prep, prep.fast, dyn, stat)  # before the scope: see there
+        if res is not None:
+            return res
     # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a
     # wrapper would add a frame to the stack its warnings point into
     x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()
@@ -462,10 +467,6 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         if fast is not None and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
             # the fast path: (static arguments, argument dtypes) -> (compiled call, compute
             # dtype) in one lookup; anything unusual falls through to the general path below
-            if _DEFER[0] and CAPTURE is None and not prep.list_fast:  # see _deferred
-                res = _deferred.record(prep, fast, dyn, stat)
-                if res is not None:
-                    return res
             res = (_fast_list_call if prep.list_fast else _fast_call)(prep, fast, dyn, stat)
             if res is not None:
                 return res
