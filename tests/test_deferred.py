@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -222,3 +223,35 @@ def test_off_switch_runs_eagerly():
     for _ in range(2):
         y = x * 2
     assert not _pending(y)
+
+
+def test_pending_tensor_read_inside_a_compiled_step():
+    x = torchjax.tensor(A)
+    for _ in range(2):
+        y = x * 3
+    assert _pending(y)
+    step = torchjax.compile(lambda a: (a + y).sum(0))
+    for b in (B, B * 2):
+        got = step(torchjax.tensor(b))
+        np.testing.assert_allclose(got.numpy(), (A * 3 + b).sum(0), rtol=1e-5)
+    assert not _pending(y) and isinstance(y.numpy(), np.ndarray)
+
+
+def test_pending_tensor_read_inside_a_jax_trace():
+    x = torchjax.tensor(A)
+    for _ in range(2):
+        y = x * 5
+    assert _pending(y)
+    got = jax.jit(lambda a: y._data + a)(B)  # the first read happens while JAX traces
+    np.testing.assert_allclose(np.asarray(got), A * 5 + B, rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), A * 5, rtol=1e-6)  # concrete, not a leaked tracer
+
+
+def test_pending_tensor_read_inside_vmap():
+    x = torchjax.tensor(A)
+    for _ in range(2):
+        y = x - 2
+    assert _pending(y)
+    got = torchjax.func.vmap(lambda row: row * y[0])(torchjax.tensor(B))
+    np.testing.assert_allclose(got.numpy(), B * (A[0] - 2), rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), A - 2, rtol=1e-6)  # concrete, not a leaked tracer
