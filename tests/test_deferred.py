@@ -255,3 +255,12 @@ def test_pending_tensor_read_inside_vmap():
     got = torchjax.func.vmap(lambda row: row * y[0])(torchjax.tensor(B))
     np.testing.assert_allclose(got.numpy(), B * (A[0] - 2), rtol=1e-6)
     np.testing.assert_allclose(y.numpy(), A - 2, rtol=1e-6)  # concrete, not a leaked tracer
+
+
+def test_arrays_committed_to_a_device_are_not_deferred():
+    from torchjax._tensor import Tensor
+    x = Tensor._wrap(jax.device_put(A, jax.devices()[-1]))  # committed, like x.to(device)
+    for _ in range(2):
+        y = x * 2
+    assert not _pending(y)
+    np.testing.assert_allclose(y.numpy(), A * 2, rtol=1e-6)

@@ -15,7 +15,9 @@ Tensor.__getattr__; that hook runs the sequence (`force`). Tensors that were nev
 pay nothing, the check exists only on the deferred path itself.
 
 What is deferred: only rows the fast path serves (no argument check, no view, no layout),
-with tensors and Python numbers as arguments, at the top level (not inside a JAX
+with tensors and Python numbers as arguments, tensors whose arrays are not committed to a
+device (JAX places those freely; arrays put on a device or a mesh are left to the usual
+path, so one program never meets two devices), at the top level (not inside a JAX
 transformation or checkpoint's capture), when no input requires grad under grad mode (so no
 tape node is recorded), and only for call kinds the fast path has already run once (its
 table entry exists: the first call of a kind runs eagerly and raises its errors there).
@@ -116,6 +118,11 @@ def record(prep, fast, dyn, stat):
     in the rare steps below that enter the scope themselves."""
     if _TRACE.value is not _EVAL:
         return None
+    grad = _STATE.grad_enabled
+    if grad:  # an op recorded on the tape runs now: leave before touching the sequence
+        for v in dyn:
+            if isinstance(v, Tensor) and v._requires_grad:
+                return None
     seq = _LOCAL.seq
     if seq.done:
         seq = _LOCAL.seq = _Seq()
@@ -125,11 +132,8 @@ def record(prep, fast, dyn, stat):
     k0 = len(skey)
     skey.append(None)  # the op's token, known after the lookup
     keys = [stat, _types(stat)]
-    grad = _STATE.grad_enabled
     for v in dyn:
         if isinstance(v, Tensor):
-            if v._requires_grad and grad:
-                break  # recorded on the tape: runs now
             lz = v._lazy
             # (whatever writes a pending tensor's `_data` without reading it first clears
             # `_lazy`: Tensor.data's setter)
@@ -138,7 +142,9 @@ def record(prep, fast, dyn, stat):
                 av = lz[2]
             else:
                 a = v._data  # (a pending tensor of another, unfinished sequence runs it)
-                if a.__class__ is not _CONCRETE:
+                if a.__class__ is not _CONCRETE or a._committed:
+                    # only arrays JAX may place freely: arrays put on a device (another
+                    # GPU, a mesh) could meet arrays of another one in the sequence's program
                     break
                 av = a.aval
                 skey.append(len(ext))
