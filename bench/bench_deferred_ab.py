@@ -5,7 +5,8 @@
 For each of bench_dynamic's rows: PyTorch's step, torchjax's step with deferral off, the same
 step with it on (the switch is flipped inside the timed call, so both share every table and
 program), and for the chain a bare jax.jit of the whole chain; rounds interleaved
-(bench_eager.interleaved), ratios are medians of per-round ratios to PyTorch. Also printed:
+(as bench_eager.interleaved; --clock thread times the calling thread's CPU time), ratios
+are medians of per-round ratios to PyTorch. Also printed:
 the deferred sequences compiled during the timed rounds (a loop must reuse its programs)
 and how sequences ran (fused / op by op).
 """
@@ -13,10 +14,11 @@ and how sequences ran (fused / op by op).
 from __future__ import annotations
 
 import argparse
+import statistics
+import time
 
 import torch
 from bench_dynamic import ROWS, jit_chain_step
-from bench_eager import interleaved
 
 import torchjax
 from torchjax import _deferred
@@ -33,12 +35,31 @@ def switched(step, on: bool):
     return call
 
 
+def interleaved(fns, number, rounds, clock):
+    """bench_eager.interleaved with a choice of clock: the calling thread's CPU time is
+    disturbed less by other processes on the shared cores than wall time."""
+    times = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = clock()
+            for _ in range(number):
+                f()
+            times[k].append((clock() - t0) / number)
+    ratios = {k: statistics.median(a / b for a, b in zip(v, times["torch"]))
+              for k, v in times.items()}
+    return {k: statistics.median(v) for k, v in times.items()}, ratios
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default="chain,mlp_seed,tree_same,tree_new")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                    help="wall time (perf_counter) or the thread's CPU time (thread_time)")
     args = ap.parse_args()
-    print(f"torch {torch.__version__}, torchjax deferred A/B, {args.rounds} rounds")
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
+    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), torchjax deferred "
+          f"A/B, {args.rounds} rounds, {args.clock} time")
     print("| workload | PyTorch | torchjax off | ratio | torchjax on | ratio | on/off | "
           "programs compiled while timed |")
     print("|---|---|---|---|---|---|---|---|")
@@ -52,7 +73,7 @@ def main():
             for _ in range(20):
                 f()
         before = dict(_deferred.STATS)
-        med, ratio = interleaved(fns, number, args.rounds)
+        med, ratio = interleaved(fns, number, args.rounds, clock)
         compiled = _deferred.STATS["compiled"] - before["compiled"]
         unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
         extra = f" (bare jax.jit {med['jax.jit'] * scale:.1f} {unit})" if "jax.jit" in med else ""

@@ -69,9 +69,9 @@ def test_no_grad_chain_is_deferred_and_runs_as_one_program():
 
 def test_new_scalars_reuse_the_program():
     x = torchjax.tensor(A)
-    for _ in range(3):
+    for k in range(12):  # 0.5 repeats: it becomes a kept array, then a program constant
         with torchjax.no_grad():
-            (x * 3.0 - 0.5).sum().item()
+            (x * (k + 100.25) - 0.5).sum().item()
     before = _deferred.STATS["compiled"]
     for k in range(20):  # a number is an argument of the program, not a constant of it
         with torchjax.no_grad():
@@ -264,3 +264,18 @@ def test_arrays_committed_to_a_device_are_not_deferred():
         y = x * 2
     assert not _pending(y)
     np.testing.assert_allclose(y.numpy(), A * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, a, i: (a * 3 + 1.5) * True,
+    lambda lib, a, i: (a.to(lib.int32) * 3.0 - 2) / 7,  # int tensor, float number
+    lambda lib, a, i: (a.to(lib.int64) + True) * 2,
+    lambda lib, a, i: (a.to(lib.float16) * 1e-3 + 1) > 1,
+    lambda lib, a, i: a * (i % 3) - 0.5 * (i % 2),  # a few values, kept after 8 uses each
+])
+def test_repeated_numbers_as_program_constants(fn):
+    ta, pa = torchjax.tensor(A * 10), torch.tensor(A * 10)
+    for i in range(30):  # numbers become kept device arrays, then program constants
+        got = fn(torchjax, ta, i)
+        ref = fn(torch, pa, i)
+        _close(ref, got, rtol=1e-3 if ref.dtype == torch.float16 else 1e-6)
