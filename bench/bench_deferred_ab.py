@@ -17,11 +17,33 @@ import argparse
 import statistics
 import time
 
+import numpy as np
 import torch
 from bench_dynamic import ROWS, jit_chain_step
 
 import torchjax
 from torchjax import _deferred
+
+
+def mlp_infer_step(lib, sizes=(64, 128, 128, 10), batch=16):
+    """No-grad inference of a small MLP (Linear, ReLU, ...; softmax), read with .item():
+    the kind of code deferral is for besides the chain."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    mods = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        mods += [nn.Linear(a, b)] + ([nn.ReLU()] if i < len(sizes) - 2 else [])
+    model = nn.Sequential(*mods).eval()
+    x = lib.tensor(np.random.default_rng(0).normal(size=(batch, sizes[0])).astype(np.float32))
+
+    def step():
+        with lib.no_grad():
+            return float(lib.softmax(model(x), dim=-1).max().item())
+    return step
+
+
+LOCAL_ROWS = {"mlp_infer": ("MLP 64-128-128-10 inference, batch 16, no grad", mlp_infer_step,
+                            200)}
 
 
 def switched(step, on: bool):
@@ -52,7 +74,7 @@ def interleaved(fns, number, rounds, clock):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", default="chain,mlp_seed,tree_same,tree_new")
+    ap.add_argument("--rows", default="chain,mlp_infer,mlp_seed,tree_same,tree_new")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
                     help="wall time (perf_counter) or the thread's CPU time (thread_time)")
@@ -64,7 +86,7 @@ def main():
           "programs compiled while timed |")
     print("|---|---|---|---|---|---|---|---|")
     for name in args.rows.split(","):
-        title, make, number = ROWS[name]
+        title, make, number = (ROWS | LOCAL_ROWS)[name]
         fns = {"torch": make(torch), "off": switched(make(torchjax), False),
                "on": switched(make(torchjax), True)}
         if name == "chain":

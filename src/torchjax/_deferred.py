@@ -56,6 +56,7 @@ from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
+from ._x64 import KEPT as _KEPT_X64
 from ._x64 import TRACE as _TRACE
 from ._x64 import X64 as _X64
 from ._x64 import enter as _enter
@@ -131,7 +132,7 @@ def record(prep, fast, dyn, stat):
     skey = seq.key
     k0 = len(skey)
     skey.append(None)  # the op's token, known after the lookup
-    keys = [stat, _types(stat)]
+    keys = [stat, _types(stat) if stat else ()]
     for v in dyn:
         if isinstance(v, Tensor):
             lz = v._lazy
@@ -264,13 +265,13 @@ def run(seq):
         return
     live = tuple(live)
     key = (tuple(flat), live)
-    # the x64 scope, inline (see _x64.py)
-    token = None if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else None
+    top = _TRACE.value is _EVAL
+    # the x64 scope, its common case inline (see _x64.py)
+    token = _KEPT_X64 if _X64.value else _X64.swap_local(True) if top else _enter()
     try:
-        if _TRACE.value is not _EVAL:
+        if not top:
             # read inside a JAX transformation (a compiled step reading a pending tensor
             # made outside it): the values are concrete, computed now, not traced
-            token = _enter()
             with jax.ensure_compile_time_eval():
                 outs = _outputs(key, ops, ext, flat, live)
         else:
@@ -280,7 +281,7 @@ def run(seq):
         seq.error = e
         raise
     finally:
-        if token is not None:
+        if token is not _KEPT_X64:
             _leave(token)
     for i, o in zip(live, outs):
         t = results[i]
