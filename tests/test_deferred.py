@@ -279,3 +279,45 @@ def test_repeated_numbers_as_program_constants(fn):
         got = fn(torchjax, ta, i)
         ref = fn(torch, pa, i)
         _close(ref, got, rtol=1e-3 if ref.dtype == torch.float16 else 1e-6)
+
+
+def test_threads_recording_and_reading_each_others_pending_tensors():
+    """One thread records while others read its pending tensors (running its sequence) and
+    use them in their own deferred ops: every value is right, nothing hangs."""
+    x = torchjax.tensor(A)
+    made, errors, done = [], [], threading.Event()
+    for _ in range(2):
+        (x * 2 + 1) - x
+
+    def producer():
+        try:
+            _deferred.ON[0] = True
+            for k in range(300):
+                made.append((k, x * 2 + k))
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+        finally:
+            done.set()
+
+    def consumer():
+        try:
+            seen = 0
+            while not done.is_set() or seen < len(made):
+                if seen < len(made):
+                    k, t = made[seen]
+                    got = (t - x).numpy()  # an op of this thread on the producer's tensor
+                    np.testing.assert_allclose(got, A + k, rtol=1e-5, atol=1e-5)
+                    seen += 1
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=producer)] + [
+        threading.Thread(target=consumer) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert not errors, errors
+    for k, t in made:
+        np.testing.assert_allclose(t.numpy(), A * 2 + k, rtol=1e-6)
