@@ -247,7 +247,8 @@ def force(t):
     that prefix is complete), under the sequence's lock, which the owner's run also takes."""
     seq = t.__dict__["_lazy"][0]
     if seq.owner == _get_ident():
-        run(seq)
+        if not seq.done:
+            _run(seq)
     else:
         _force_other(seq, t)
     if seq.error is not None:
