@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import torch
-from bench_dynamic import ROWS, jit_chain_step
+from bench_dynamic import ROWS, Encoder, jit_chain_step
 
 import torchjax
 from torchjax import _deferred
@@ -42,8 +42,26 @@ def mlp_infer_step(lib, sizes=(64, 128, 128, 10), batch=16):
     return step
 
 
-LOCAL_ROWS = {"mlp_infer": ("MLP 64-128-128-10 inference, batch 16, no grad", mlp_infer_step,
-                            200)}
+def encoder_infer_step(lib):
+    """No-grad inference of bench_dynamic's 2-layer transformer encoder (d 128, 4 heads,
+    FF 512, seq 64, batch 16): ~130 ops, cut into sequences of MAX_OPS."""
+    lib.manual_seed(0)
+    layers = [Encoder(lib, 128, 4, 512) for _ in range(2)]
+    x = lib.tensor(np.random.default_rng(0).normal(size=(16, 64, 128)).astype(np.float32))
+
+    def step():
+        with lib.no_grad():
+            h = x
+            for m in layers:
+                h = m(h)
+            return float((h * h).mean().item())
+    return step
+
+
+LOCAL_ROWS = {
+    "mlp_infer": ("MLP 64-128-128-10 inference, batch 16, no grad", mlp_infer_step, 200),
+    "encoder_infer": ("2-layer transformer encoder inference, no grad", encoder_infer_step, 5),
+}
 
 
 def switched(step, on: bool):
@@ -74,7 +92,8 @@ def interleaved(fns, number, rounds, clock):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", default="chain,mlp_infer,mlp_seed,tree_same,tree_new")
+    ap.add_argument("--rows",
+                    default="chain,mlp_infer,encoder_infer,mlp_seed,tree_same,tree_new")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
                     help="wall time (perf_counter) or the thread's CPU time (thread_time)")
