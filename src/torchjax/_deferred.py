@@ -42,6 +42,7 @@ Off by default: `torchjax._deferred.ON[0] = True` or TORCHJAX_DEFER=1 in the env
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -185,7 +186,7 @@ def record(prep, fast, dyn, stat):
         if hit is not None:
             meta = hit[3]
             if not meta:
-                _describe(meta, prep, stat, hit[1], dyn)
+                _describe(meta, prep, stat, hit, dyn)
             aval = meta[1]
             if aval is not None:
                 i = len(seq.ops)
@@ -213,9 +214,9 @@ def _number(v):
         _leave(token)
 
 
-def _describe(meta, prep, stat, cd, dyn):
+def _describe(meta, prep, stat, hit, dyn):
     """Fill a fast-path entry's deferral data: [token, result aval or None, pure row]."""
-    pure = _make_pure(prep, stat, cd, None)
+    pure = _make_pure(prep, stat, hit[1], None)
     specs = []
     for v in dyn:
         if isinstance(v, Tensor):
@@ -226,7 +227,10 @@ def _describe(meta, prep, stat, cd, dyn):
             specs.append(v)
     token = _enter()
     try:
-        out = jax.eval_shape(pure, *specs)
+        # the entry's compiled call has traced this kind of call already: its eval_shape
+        # reuses that trace (~0.02 ms against ~0.1-2 ms for tracing the row again)
+        shape_of = getattr(hit[0], "eval_shape", None)
+        out = (shape_of or functools.partial(jax.eval_shape, pure))(*specs)
     except Exception:  # the call fails: it is never deferred, and raises on the usual path
         out = None
     finally:
