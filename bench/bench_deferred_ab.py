@@ -64,13 +64,17 @@ LOCAL_ROWS = {
 }
 
 
+GRAD = [False]  # --grad: the "on" side defers ops that record grad too (_deferred.GRAD)
+
+
 def switched(step, on: bool):
     def call():
         _deferred.ON[0] = on
+        _deferred.GRAD[0] = on and GRAD[0]
         try:
             return step()
         finally:
-            _deferred.ON[0] = False
+            _deferred.ON[0] = _deferred.GRAD[0] = False
             _deferred.flush()  # nothing left pending into the other side's timing
     return call
 
@@ -97,10 +101,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
                     help="wall time (perf_counter) or the thread's CPU time (thread_time)")
+    ap.add_argument("--grad", action="store_true",
+                    help="with deferral on, defer ops that record grad too (experimental)")
     args = ap.parse_args()
+    GRAD[0] = args.grad
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), torchjax deferred "
-          f"A/B, {args.rounds} rounds, {args.clock} time")
+          f"A/B{' (grad ops too)' if args.grad else ''}, {args.rounds} rounds, {args.clock} time")
     print("| workload | PyTorch | torchjax off | ratio | torchjax on | ratio | on/off | "
           "programs compiled while timed |")
     print("|---|---|---|---|---|---|---|---|")

@@ -51,8 +51,9 @@ import time
 
 import jax
 
+from . import _deferred_grad as _grad
 from . import _tensor
-from ._autograd import grad_mode
+from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _make_pure, _types
 from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
@@ -65,6 +66,8 @@ from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
 ON = [os.environ.get("TORCHJAX_DEFER", "0") not in ("", "0")]
+# experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
+GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
 MAX_OPS = 64  # a longer sequence is cut (run) here
 COMPILE_AFTER = 2  # a sequence seen this many times gets its own program
 _MAX_PROGRAMS = 256  # kept sequence programs (cleared when full)
@@ -90,8 +93,8 @@ except ImportError:  # pragma: no cover - moved in a newer jax: nothing is defer
 class _Seq:
     """One thread's pending ops, in order."""
 
-    __slots__ = ("ops", "ext", "key", "results", "done", "finished", "error", "lock",
-                 "owner")
+    __slots__ = ("ops", "ext", "key", "results", "nodes", "done", "finished", "error",
+                 "lock", "owner")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
@@ -103,6 +106,7 @@ class _Seq:
         # only this list still holds (sys.getrefcount) is dead and not computed at all. The
         # cycle result -> sequence -> result is cut when the sequence runs.
         self.results = []
+        self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
         self.done = False
         self.error = None
         self.lock = threading.Lock()
@@ -126,11 +130,14 @@ def record(prep, fast, dyn, stat):
     in the rare steps below that enter the scope themselves."""
     if _TRACE.value is not _EVAL:
         return None
-    grad = _STATE.grad_enabled
-    if grad:  # an op recorded on the tape runs now: leave before touching the sequence
+    rg = False
+    if _STATE.grad_enabled:  # an op recorded on the tape runs now, unless GRAD says
         for v in dyn:
             if isinstance(v, Tensor) and v._requires_grad:
-                return None
+                if not GRAD[0] or not _grad.usable(prep):
+                    return None
+                rg = True
+                break
     seq = _LOCAL.seq
     if seq.done:
         seq = _LOCAL.seq = _Seq()
@@ -188,20 +195,99 @@ def record(prep, fast, dyn, stat):
             if not meta:
                 _describe(meta, prep, stat, hit, dyn)
             aval = meta[1]
-            if aval is not None:
-                i = len(seq.ops)
+            i = len(seq.ops)
+            made = _grad.node_for(prep, hit, dyn, seq, i, aval) if rg and aval is not None \
+                else None
+            if aval is not None and (made is not None or not rg):
                 skey[k0] = meta[0]
                 seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
                 t = _wrap(None)
                 del t._data
                 t._lazy = (seq, i, aval)
                 seq.results.append(t)
+                if made is not None:
+                    _grad.finish(t, *made, seq, aval)
                 if i + 1 >= MAX_OPS:
                     run(seq)
                 return t
     # not deferred: forget what this call added
     del ext[n_ext:]
     del skey[k0:]
+    return None
+
+
+def record_list(prep, fast, dyn, stat):
+    """record() for rows whose one dynamic argument is a list of tensors (cat, stack)."""
+    if _TRACE.value is not _EVAL:
+        return None
+    tensors = dyn[0]
+    if tensors.__class__ is not list and tensors.__class__ is not tuple:
+        return None
+    rg = False
+    if _STATE.grad_enabled:
+        for v in tensors:
+            if isinstance(v, Tensor) and v._requires_grad:
+                if not GRAD[0] or not _grad.usable(prep):
+                    return None
+                rg = True
+                break
+    seq = _LOCAL.seq
+    if seq.done:
+        seq = _LOCAL.seq = _Seq()
+    ext = seq.ext
+    n_ext = len(ext)
+    srcs = []
+    keys = [stat, _types(stat) if stat else ()]
+    specs = []
+    for v in tensors:
+        if not isinstance(v, Tensor):
+            break
+        lz = v._lazy
+        if lz is not None:
+            if lz[0] is not seq:  # another thread's (see record)
+                break
+            srcs.append(~lz[1])
+            av = lz[2]
+        else:
+            a = v._data
+            if a.__class__ is not _CONCRETE or a._committed:
+                break
+            av = a.aval
+            srcs.append(len(ext))
+            ext.append(a)
+        keys.append(av.dtype)
+        keys.append(av.shape)
+        specs.append(av)
+    else:
+        try:
+            hit = fast.get(tuple(keys))
+        except TypeError:
+            hit = None
+        if hit is not None and len(hit) > 3:
+            meta = hit[3]
+            if not meta:
+                _describe_specs(meta, prep, stat, hit, [tuple(
+                    jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                    for a in specs)])
+            aval = meta[1]
+            node = _grad.list_node(prep, hit, tensors) if rg and aval is not None else None
+            if aval is not None and (node is not None or not rg):
+                i = len(seq.ops)
+                skey = seq.key
+                k0 = len(skey)
+                skey.append(meta[0])
+                skey.append((None, tuple(srcs)))
+                seq.ops.append((hit[0], meta[2], k0 + 1, k0 + 2))
+                t = _wrap(None)
+                del t._data
+                t._lazy = (seq, i, aval)
+                seq.results.append(t)
+                if node is not None:
+                    _grad.finish(t, node, False, False, seq, aval)
+                if i + 1 >= MAX_OPS:
+                    run(seq)
+                return t
+    del ext[n_ext:]
     return None
 
 
@@ -216,7 +302,6 @@ def _number(v):
 
 def _describe(meta, prep, stat, hit, dyn):
     """Fill a fast-path entry's deferral data: [token, result aval or None, pure row]."""
-    pure = _make_pure(prep, stat, hit[1], None)
     specs = []
     for v in dyn:
         if isinstance(v, Tensor):
@@ -225,6 +310,11 @@ def _describe(meta, prep, stat, hit, dyn):
             specs.append(jax.ShapeDtypeStruct(av.shape, av.dtype, weak_type=av.weak_type))
         else:
             specs.append(v)
+    _describe_specs(meta, prep, stat, hit, specs)
+
+
+def _describe_specs(meta, prep, stat, hit, specs):
+    pure = _make_pure(prep, stat, hit[1], None)
     token = _enter()
     try:
         # the entry's compiled call has traced this kind of call already: its eval_shape
@@ -262,6 +352,7 @@ def force(t):
 
 
 _tensor._FORCE[0] = force
+engine.BEFORE_BACKWARD.append(lambda: flush())  # a backward needs every saved value
 
 
 def flush():
@@ -312,8 +403,13 @@ def _run(seq):
         if _refs(t) > 3 and t._lazy is not None:
             live.append(i)
         i += 1
-    ops, ext, flat = seq.ops, seq.ext, seq.key
-    seq.ops = seq.ext = seq.results = seq.key = None
+    ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
+    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = None
+    tlive = live
+    if nodes:  # results that tape nodes saved are outputs too
+        need, nodes = _grad.needed(nodes)
+        if need:
+            live = sorted(need.union(live))
     if not live:  # nobody can read any result: nothing to run
         seq.finished = True
         return
@@ -338,6 +434,11 @@ def _run(seq):
     finally:
         if token is not _KEPT_X64:
             _leave(token)
+    if nodes:
+        value_of = dict(zip(live, outs))
+        _grad.patch(nodes, value_of)
+        outs = [value_of[i] for i in tlive]
+        live = tlive
     for i, o in zip(live, outs):
         t = results[i]
         t._data = o
@@ -378,6 +479,8 @@ def _compile_or_count(key, ops, live):
 def _source(s, ext, vals):
     """An input of an op: ext[s], the result of op ~s, or a constant number (class, value)."""
     if s.__class__ is tuple:
+        if s[0] is None:  # a list argument: (None, its sources)
+            return tuple(_source(x, ext, vals) for x in s[1])
         return s[1]
     return ext[s] if s >= 0 else vals[~s]
 

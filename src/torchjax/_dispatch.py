@@ -409,7 +409,7 @@ def _fast_list_call(prep, fast, dyn, stat):
         cd = _compute_dtype(prep, dyn, stat)
         if len(fast) >= _FAST_MAX:
             fast.clear()
-        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {})
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {}, [])  # as in _fast_call
     arrays = (tuple(arrays),)
     try:
         out = hit[0](*arrays)
@@ -452,9 +452,10 @@ def _node_cls(prep, dyn, stat, inplace=False):
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
-    if _DEFER[0] and prep.fast is not None and not prep.list_fast and CAPTURE is None \
-            and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
-        res = _deferred.record(prep, prep.fast, dyn, stat)  # before the scope: see there
+    if _DEFER[0] and prep.fast is not None and CAPTURE is None and not _AUTOCAST.on \
+            and not _RESULT_HOOKS.hooks:  # before the scope: see _deferred.record
+        res = (_deferred.record_list if prep.list_fast else _deferred.record)(
+            prep, prep.fast, dyn, stat)
         if res is not None:
             return res
     # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a

@@ -122,6 +122,11 @@ def _prune(order, targets):
 RUNS = [0]
 
 
+# called before every backward: _deferred runs the thread's pending ops, whose results tape
+# nodes may have saved
+BEFORE_BACKWARD: list = []
+
+
 def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     """Propagate `root_grads` from `roots` [(node, output_nr)] back through the graph.
 
@@ -130,6 +135,8 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
     RUNS[0] += 1
+    for f in BEFORE_BACKWARD:
+        f()
     if targets is None and not anomaly.STATE.enabled:
         nodes, root_slots, parts = _structure(roots)
         if nodes is not None:
