@@ -38,6 +38,8 @@ Arrays read by a pending sequence are kept by it (a compiled step that would don
 sees the extra reference and passes a copy instead, see compiler/_program.py).
 
 Off by default: `torchjax._deferred.ON[0] = True` or TORCHJAX_DEFER=1 in the environment.
+With GRAD also on (TORCHJAX_DEFER_GRAD=1, experimental), ops that record a tape node are
+deferred too: see _deferred_grad.py. docs/performance.md has the measurements of both.
 """
 
 from __future__ import annotations
