@@ -25,7 +25,7 @@ import numpy as np
 from .. import _one_off, _programs
 from .._linearize import Linearized
 from . import anomaly, batched
-from .node import AccumulateGrad
+from .node import BEFORE_BACKWARD, AccumulateGrad
 from .saved_hooks import Packed
 
 
@@ -120,11 +120,6 @@ def _prune(order, targets):
 # How many backward passes ran in this process: torchjax.compile tells from it whether a
 # traced step differentiated inside (its results are then not differentiable again).
 RUNS = [0]
-
-
-# called before every backward: _deferred runs the thread's pending ops, whose results tape
-# nodes may have saved
-BEFORE_BACKWARD: list = []
 
 
 def run_backward(roots, root_grads, retain_graph: bool, targets=None):
