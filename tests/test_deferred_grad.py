@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred
+from torchjax import _deferred, _deferred_grad
 
 RNG = np.random.default_rng(1919)
 D = 16
@@ -29,6 +29,7 @@ TOKENS = RNG.integers(0, 20, 8)
 def deferred_grad_on():
     was = _deferred.ON[0], _deferred.GRAD[0]
     _deferred.ON[0] = _deferred.GRAD[0] = True
+    _deferred_grad._MISSES[0] = _deferred_grad._COOL[0] = 0
     yield
     _deferred.flush()
     _deferred.ON[0], _deferred.GRAD[0] = was
@@ -163,3 +164,24 @@ def test_grad_fn_called_directly():
     y, got = fn(torchjax)
     assert y.grad_fn is not None
     np.testing.assert_allclose(np.asarray(got), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_new_structures_cool_down_repeated_ones_do_not():
+    rng = random.Random(7)
+    for _ in range(3):  # the kinds of call get their per-kind data
+        _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))
+    for _ in range(8):  # a new structure every step: no program found, deferral pauses
+        _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))
+    assert _deferred_grad._COOL[0] > 0
+    _deferred_grad._MISSES[0] = _deferred_grad._COOL[0] = 0
+    tree = _tree(rng, 0, len(TOKENS))
+    for _ in range(6):  # one structure repeated: programs are found from its second step on
+        seen = []
+        _tree_step(torchjax, tree, seen)
+    assert _deferred_grad._COOL[0] == 0
+    assert seen[-1].grad_fn is not None
+    ref = _tree_step(torch, tree)
+    got = _tree_step(torchjax, tree)
+    for r, g in zip(ref, got):
+        np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)

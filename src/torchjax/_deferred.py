@@ -408,7 +408,9 @@ def _run(seq):
     ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
     seq.ops = seq.ext = seq.results = seq.key = seq.nodes = None
     tlive = live
+    misses = -1
     if nodes:  # results that tape nodes saved are outputs too
+        misses = STATS["op_by_op"]
         need, nodes = _grad.needed(nodes)
         if need:
             live = sorted(need.union(live))
@@ -436,6 +438,8 @@ def _run(seq):
     finally:
         if token is not _KEPT_X64:
             _leave(token)
+    if misses >= 0:
+        _grad.ran(STATS["op_by_op"] == misses)
     if nodes:
         value_of = dict(zip(live, outs))
         _grad.patch(nodes, value_of)

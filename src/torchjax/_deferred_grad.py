@@ -45,10 +45,34 @@ class Ref:
         self.i = i
 
 
+# A graph whose structure is new every step (the new tree) finds no program: its sequences
+# run op by op and the recording is pure cost. After MISS_LIMIT such runs in a row, the next
+# COOL_OPS grad ops run eagerly, then deferral tries again; a repeated structure finds its
+# programs by its second step and never cools down.
+MISS_LIMIT = 4
+COOL_OPS = 1024
+_MISSES = [0]
+_COOL = [0]
+
+
 def usable(prep):
-    """Whether a call of this row that records grad may be deferred at all."""
+    """Whether a call of this row that records grad may be deferred now."""
+    if _COOL[0]:
+        _COOL[0] -= 1
+        return False
     return (prep.op.differentiable and not _SAVED_HOOKS.stack and not _ANOMALY.enabled
             and not _LINEARIZE[0])
+
+
+def ran(fused):
+    """A sequence with tape nodes ran, as one program (fused) or op by op."""
+    if fused:
+        _MISSES[0] = 0
+    else:
+        _MISSES[0] += 1
+        if _MISSES[0] >= MISS_LIMIT:
+            _MISSES[0] = 0
+            _COOL[0] = COOL_OPS
 
 
 def node_for(prep, hit, dyn, seq, i, aval):
