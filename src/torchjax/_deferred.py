@@ -14,18 +14,19 @@ array. Reading an unset slot raises AttributeError, which makes Python call
 Tensor.__getattr__; that hook runs the sequence (`force`). Tensors that were never pending
 pay nothing, the check exists only on the deferred path itself.
 
-What is deferred: only rows the fast path serves (no argument check, no view, no layout),
-with tensors and Python numbers as arguments, tensors whose arrays are not committed to a
+What is deferred: only rows the fast path serves (no argument check, no view, no layout;
+the tensor-list rows cat and stack through record_list), with tensors and Python numbers as
+arguments, tensors whose arrays are not committed to a
 device (JAX places those freely; arrays put on a device or a mesh are left to the usual
 path, so one program never meets two devices), at the top level (not inside a JAX
-transformation or checkpoint's capture), when no input requires grad under grad mode (so no
+transformation, autocast, result hooks or checkpoint's capture), when no input requires grad under grad mode (so no
 tape node is recorded), and only for call kinds the fast path has already run once (its
 table entry exists: the first call of a kind runs eagerly and raises its errors there).
 Random rows and in-place forms never pass through the fast path, so they are never deferred;
 an in-place write to a pending tensor reads it first, which runs the sequence.
 
-Errors: the result's shape and dtype are worked out when the op is recorded (jax.eval_shape
-of the row, once per kind of call); a call that fails there is not deferred and takes the
+Errors: the result's shape and dtype are worked out when the op is recorded (the eval_shape
+of the entry's compiled call, once per kind of call); a call that fails there is not deferred and takes the
 general path, which raises PyTorch's error at that op, as eagerly.
 
 Program count: a sequence's program is keyed on (per op: the kind of call, where each input
@@ -33,6 +34,9 @@ comes from; which results are still alive). A sequence is compiled only once it 
 seen COMPILE_AFTER times; before that its ops run one by one through their own compiled
 calls, so a workload whose sequences never repeat compiles nothing new. A sequence is cut
 at MAX_OPS ops. Both tables are bounded.
+
+Threads: each thread has its own sequence, recorded and run by it without a lock; another
+thread reading one of its tensors computes that tensor alone (see force).
 
 Arrays read by a pending sequence are kept by it (a compiled step that would donate one
 sees the extra reference and passes a copy instead, see compiler/_program.py).
