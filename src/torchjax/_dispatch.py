@@ -28,6 +28,7 @@ import numpy as np
 
 from . import (
     _autocast,
+    _deferred,
     _device_dtypes,
     _dtypes,
     _linearize,
@@ -50,7 +51,7 @@ from ._dispatch_views import (  # noqa: F401 (re-exported: views made outside di
 )
 from ._linearize import ACTIVE as _LINEARIZE
 from ._ops._registry import OpDef
-from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure
+from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _make_pure, _types
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
@@ -61,6 +62,7 @@ from ._x64 import Allowed as _Allowed
 from ._x64 import allow as _allow
 
 _STATE = grad_mode.STATE
+_DEFER = _deferred.ON
 _AUTOCAST = _autocast.STATE
 _DEVICE_DTYPES = _device_dtypes.STATE
 _RESULT_HOOKS = _result_hooks.STATE
@@ -184,17 +186,6 @@ def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
     ident = _programs.ident_of("op", prep.op.name, prep.op.fn, stat, key[1], cd, out_cast)
     f = prep.fwd[key] = _programs.program(_make_pure(prep, stat, cd, out_cast), ident)
     return f
-
-
-def _types(stat):
-    """The types of the static arguments, inside tuples too ((5,) and (5.0,) are equal keys
-    but may compile differently, e.g. a pooling stride)."""
-    if not stat:  # most pointwise rows have no static arguments
-        return ()
-    types = tuple(map(type, stat))
-    if tuple in types:
-        return tuple(_types(v) if type(v) is tuple else k for v, k in zip(stat, types))
-    return types
 
 
 # -- argument unwrapping and dtype promotion -------------------------------------------------
@@ -368,8 +359,9 @@ def _fast_call(prep, fast, dyn, stat):
         cd = got[2]
         if len(fast) >= _FAST_MAX:  # ever-new shapes must not grow the table
             fast.clear()
-        # (compiled call, compute dtype, _record_simple's data per pattern of requires_grad)
-        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {})
+        # (compiled call, compute dtype, _record_simple's data per pattern of requires_grad,
+        # _deferred's data)
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {}, [])
     try:
         out = hit[0](*arrays)
     except (TypeError, ValueError, IndexError):
@@ -417,7 +409,7 @@ def _fast_list_call(prep, fast, dyn, stat):
         cd = _compute_dtype(prep, dyn, stat)
         if len(fast) >= _FAST_MAX:
             fast.clear()
-        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {})
+        hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {}, [])  # as in _fast_call
     arrays = (tuple(arrays),)
     try:
         out = hit[0](*arrays)
@@ -460,6 +452,12 @@ def _node_cls(prep, dyn, stat, inplace=False):
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
+    if _DEFER[0] and prep.fast is not None and CAPTURE is None and not _AUTOCAST.on \
+            and not _RESULT_HOOKS.hooks:  # before the scope: see _deferred.record
+        res = (_deferred.record_list if prep.list_fast else _deferred.record)(
+            prep, prep.fast, dyn, stat)
+        if res is not None:
+            return res
     # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a
     # wrapper would add a frame to the stack its warnings point into
     x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()

@@ -437,6 +437,8 @@ def numpy(self, *, force: bool = False) -> np.ndarray:
     if self._requires_grad and not force:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
+    if self._lazy is not None:  # a pending result (_deferred.py) gets its value first
+        self._data  # noqa: B018
     # a shared tensor's own read: while traced (torchjax.compile) it is the tracer, which
     # must fail here as any traced read does
     arr = self._data if "_unshared" in type(self).__dict__ else _SLOT.__get__(self)

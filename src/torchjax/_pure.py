@@ -27,6 +27,17 @@ def _cast(v, dtype):
         else v
 
 
+def _types(stat):
+    """The types of the static arguments, inside tuples too ((5,) and (5.0,) are equal keys
+    but may compile differently, e.g. a pooling stride)."""
+    if not stat:  # most pointwise rows have no static arguments
+        return ()
+    types = tuple(map(type, stat))
+    if tuple in types:
+        return tuple(_types(v) if type(v) is tuple else k for v, k in zip(stat, types))
+    return types
+
+
 def _make_pure(prep, stat: tuple, cd, out_cast):
     """The row's function of dynamic arrays, with statics bound and inputs cast to cd."""
     op = prep.op

@@ -54,6 +54,10 @@ _TENSOR_TYPE_NAMES = {
 }
 
 
+# _deferred.force, set when that module is imported (it imports this one)
+_FORCE = [None]
+
+
 class Tensor(_Conversions):
     """A multi-dimensional array with PyTorch's semantics, backed by a jax.Array."""
 
@@ -63,6 +67,17 @@ class Tensor(_Conversions):
                  "__dict__")
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    # a pending result of a deferred op (_deferred.py) holds (sequence, index, aval) here, in
+    # its __dict__, and has no `_data` yet: reading `_data` then lands in __getattr__
+    _lazy = None
+
+    def __getattr__(self, name):
+        # only called when normal lookup failed: an unset `_data` slot is a pending result
+        if name == "_data" and self.__dict__.get("_lazy") is not None:
+            return _FORCE[0](self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'",
+                             name=name, obj=self)
 
     # -- construction ----------------------------------------------------------------------
 
@@ -422,6 +437,8 @@ class Tensor(_Conversions):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
+        if self._lazy is not None:  # a pending result (_deferred): its value is replaced
+            self._lazy = None
         self._layout = value._layout
         self._refresh_views()
 

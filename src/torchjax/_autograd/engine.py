@@ -25,7 +25,7 @@ import numpy as np
 from .. import _one_off, _programs
 from .._linearize import Linearized
 from . import anomaly, batched
-from .node import AccumulateGrad
+from .node import BEFORE_BACKWARD, AccumulateGrad
 from .saved_hooks import Packed
 
 
@@ -130,6 +130,8 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
     RUNS[0] += 1
+    for f in BEFORE_BACKWARD:
+        f()
     if targets is None and not anomaly.STATE.enabled:
         nodes, root_slots, parts = _structure(roots)
         if nodes is not None:

@@ -14,6 +14,10 @@ from .._x64 import scoped
 from . import anomaly
 from .saved_hooks import Packed
 
+# called before every backward (engine.run_backward, a grad_fn called by the user):
+# _deferred runs the thread's pending ops, whose results tape nodes may have saved
+BEFORE_BACKWARD: list = []
+
 RELEASED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -79,6 +83,8 @@ class Node:
 
     @scoped  # grad_fn(grad) called by the user runs a backward: torchjax's x64 scope
     def __call__(self, *grads):
+        for f in BEFORE_BACKWARD:
+            f()
         return self.apply(grads, retain_graph=True)
 
     def apply(self, cts, retain_graph: bool):

@@ -1,0 +1,506 @@
+"""Deferred op sequences: ops whose results nobody has read yet run later, as ONE program.
+
+Why: per op, eager dispatch costs about one jitted XLA call plus 1-2 µs of Python, so a
+chain of small ops costs one XLA call per op where PyTorch pays a few µs per op
+(docs/performance.md). With this on, a fast-path op (_dispatch._fast_call's rows) whose
+result will not be recorded on the tape is not run: it is appended to the calling thread's
+pending sequence (its compiled row, its input sources, the inputs' arrays) and returns a
+*pending* tensor, whose `_data` slot is left unset. The first read of any pending tensor's
+`_data` (printing, .item(), numpy, backward, an op that is not deferred, ...) runs the whole
+sequence as one cached jitted program and fills in every result that is still alive.
+
+Why an unset slot: every read of `_data` anywhere (hundreds of places) must see a real
+array. Reading an unset slot raises AttributeError, which makes Python call
+Tensor.__getattr__; that hook runs the sequence (`force`). Tensors that were never pending
+pay nothing, the check exists only on the deferred path itself.
+
+What is deferred: only rows the fast path serves (no argument check, no view, no layout;
+the tensor-list rows cat and stack through record_list), with tensors and Python numbers as
+arguments, tensors whose arrays are not committed to a
+device (JAX places those freely; arrays put on a device or a mesh are left to the usual
+path, so one program never meets two devices), at the top level (not inside a JAX
+transformation, autocast, result hooks or checkpoint's capture), when no input requires grad under grad mode (so no
+tape node is recorded), and only for call kinds the fast path has already run once (its
+table entry exists: the first call of a kind runs eagerly and raises its errors there).
+Random rows and in-place forms never pass through the fast path, so they are never deferred;
+an in-place write to a pending tensor reads it first, which runs the sequence.
+
+Errors: the result's shape and dtype are worked out when the op is recorded (the eval_shape
+of the entry's compiled call, once per kind of call); a call that fails there is not deferred and takes the
+general path, which raises PyTorch's error at that op, as eagerly.
+
+Program count: a sequence's program is keyed on (per op: the kind of call, where each input
+comes from; which results are still alive). A sequence is compiled only once it has been
+seen COMPILE_AFTER times; before that its ops run one by one through their own compiled
+calls, so a workload whose sequences never repeat compiles nothing new. A sequence is cut
+at MAX_OPS ops. Both tables are bounded.
+
+Threads: each thread has its own sequence, recorded and run by it without a lock; another
+thread reading one of its tensors computes that tensor alone (see force).
+
+Arrays read by a pending sequence are kept by it (a compiled step that would donate one
+sees the extra reference and passes a copy instead, see compiler/_program.py).
+
+Off by default: `torchjax._deferred.ON[0] = True` or TORCHJAX_DEFER=1 in the environment.
+With GRAD also on (TORCHJAX_DEFER_GRAD=1, experimental), ops that record a tape node are
+deferred too: see _deferred_grad.py. docs/performance.md has the measurements of both.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import sys
+import threading
+import time
+
+import jax
+
+from . import _deferred_grad as _grad
+from . import _tensor
+from ._autograd import engine, grad_mode
+from ._pure import _SCALARS, _make_pure, _types
+from ._scalar_args import _ARRAYS as _KEPT
+from ._scalar_args import on_device as _on_device
+from ._tensor import Tensor
+from ._x64 import EVAL as _EVAL
+from ._x64 import KEPT as _KEPT_X64
+from ._x64 import TRACE as _TRACE
+from ._x64 import X64 as _X64
+from ._x64 import enter as _enter
+from ._x64 import leave as _leave
+
+ON = [os.environ.get("TORCHJAX_DEFER", "0") not in ("", "0")]
+# experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
+GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
+MAX_OPS = 64  # a longer sequence is cut (run) here
+COMPILE_AFTER = 2  # a sequence seen this many times gets its own program
+_MAX_PROGRAMS = 256  # kept sequence programs (cleared when full)
+_MAX_SEEN = 4096
+
+_STATE = grad_mode.STATE
+_SLOT = Tensor.__dict__["_data"]
+_TOKENS = itertools.count()
+_PROGRAMS: dict = {}
+_SEEN: dict = {}
+# counts for tests and benchmarks: sequence programs compiled, sequences run op by op
+STATS = {"compiled": 0, "op_by_op": 0}
+_refs = sys.getrefcount
+_get_ident = threading.get_ident
+_wrap = Tensor._wrap
+
+try:
+    from jax._src.array import ArrayImpl as _CONCRETE
+except ImportError:  # pragma: no cover - moved in a newer jax: nothing is deferred
+    _CONCRETE = None
+
+
+class _Seq:
+    """One thread's pending ops, in order."""
+
+    __slots__ = ("ops", "ext", "key", "results", "nodes", "done", "finished", "error",
+                 "lock", "owner")
+
+    def __init__(self):
+        self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
+        self.ext = []  # the arrays and numbers read from outside the sequence
+        # per op its token, then where each input comes from: i >= 0 is ext[i], i < 0 the
+        # result of op ~i (flat; a token fixes the arity)
+        self.key = []
+        # each op's result tensor. Strong references: when the sequence runs, a result that
+        # only this list still holds (sys.getrefcount) is dead and not computed at all. The
+        # cycle result -> sequence -> result is cut when the sequence runs.
+        self.results = []
+        self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
+        self.done = False
+        self.error = None
+        self.lock = threading.Lock()
+        self.finished = False  # set by the owner's run when every result is written
+        self.owner = _get_ident()
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.seq = _Seq()
+
+
+_LOCAL = _Local()
+
+
+def record(prep, fast, dyn, stat):
+    """A pending tensor for the call, or None when it is not deferred (the caller then runs
+    it as usual; reading a pending argument's `_data` there runs the sequence first).
+
+    Called by dispatch before it enters the x64 scope: recording makes no array, except
+    in the rare steps below that enter the scope themselves."""
+    if _TRACE.value is not _EVAL:
+        return None
+    rg = False
+    if _STATE.grad_enabled:  # an op recorded on the tape runs now, unless GRAD says
+        for v in dyn:
+            if isinstance(v, Tensor) and v._requires_grad:
+                if not GRAD[0] or not _grad.usable(prep):
+                    return None
+                rg = True
+                break
+    seq = _LOCAL.seq
+    if seq.done:
+        seq = _LOCAL.seq = _Seq()
+    ext = seq.ext
+    n_ext = len(ext)
+    skey = seq.key
+    k0 = len(skey)
+    skey.append(None)  # the op's token, known after the lookup
+    keys = [stat, _types(stat) if stat else ()]
+    for v in dyn:
+        if isinstance(v, Tensor):
+            lz = v._lazy
+            # (whatever writes a pending tensor's `_data` without reading it first clears
+            # `_lazy`: Tensor.data's setter)
+            if lz is not None:
+                if lz[0] is not seq:
+                    # pending in another thread's sequence: the usual path runs that one,
+                    # outside this sequence's lock (two threads each waiting for the
+                    # other's lock would never finish)
+                    break
+                skey.append(~lz[1])
+                av = lz[2]
+            else:
+                a = v._data
+                if a.__class__ is not _CONCRETE or a._committed:
+                    # only arrays JAX may place freely: arrays put on a device (another
+                    # GPU, a mesh) could meet arrays of another one in the sequence's program
+                    break
+                av = a.aval
+                skey.append(len(ext))
+                ext.append(a)
+            keys.append(av.dtype)
+            keys.append(av.shape)
+        elif v.__class__ in _SCALARS:
+            cls = v.__class__
+            if (cls, v) in _KEPT:
+                # a number seen often enough to be kept on device (_scalar_args: never 0.0,
+                # -0.0 or NaN, whose keys would be ambiguous) is a constant of the program:
+                # one argument less per call (~0.3 µs each). A value that changes every
+                # step is never kept, so it stays an argument and compiles nothing new
+                skey.append((cls, v))
+            else:
+                skey.append(len(ext))
+                ext.append(_number(v))
+            keys.append(cls)
+        else:
+            break
+    else:
+        try:
+            hit = fast.get(tuple(keys))
+        except TypeError:  # a list among the static arguments
+            hit = None
+        if hit is not None:
+            meta = hit[3]
+            if not meta:
+                _describe(meta, prep, stat, hit, dyn)
+            aval = meta[1]
+            i = len(seq.ops)
+            made = _grad.node_for(prep, hit, dyn, seq, i, aval) if rg and aval is not None \
+                else None
+            if aval is not None and (made is not None or not rg):
+                skey[k0] = meta[0]
+                seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
+                t = _wrap(None)
+                del t._data
+                t._lazy = (seq, i, aval)
+                seq.results.append(t)
+                if made is not None:
+                    _grad.finish(t, *made, seq, aval)
+                if i + 1 >= MAX_OPS:
+                    run(seq)
+                return t
+    # not deferred: forget what this call added
+    del ext[n_ext:]
+    del skey[k0:]
+    return None
+
+
+def record_list(prep, fast, dyn, stat):
+    """record() for rows whose one dynamic argument is a list of tensors (cat, stack)."""
+    if _TRACE.value is not _EVAL:
+        return None
+    tensors = dyn[0]
+    if tensors.__class__ is not list and tensors.__class__ is not tuple:
+        return None
+    rg = False
+    if _STATE.grad_enabled:
+        for v in tensors:
+            if isinstance(v, Tensor) and v._requires_grad:
+                if not GRAD[0] or not _grad.usable(prep):
+                    return None
+                rg = True
+                break
+    seq = _LOCAL.seq
+    if seq.done:
+        seq = _LOCAL.seq = _Seq()
+    ext = seq.ext
+    n_ext = len(ext)
+    srcs = []
+    keys = [stat, _types(stat) if stat else ()]
+    specs = []
+    for v in tensors:
+        if not isinstance(v, Tensor):
+            break
+        lz = v._lazy
+        if lz is not None:
+            if lz[0] is not seq:  # another thread's (see record)
+                break
+            srcs.append(~lz[1])
+            av = lz[2]
+        else:
+            a = v._data
+            if a.__class__ is not _CONCRETE or a._committed:
+                break
+            av = a.aval
+            srcs.append(len(ext))
+            ext.append(a)
+        keys.append(av.dtype)
+        keys.append(av.shape)
+        specs.append(av)
+    else:
+        try:
+            hit = fast.get(tuple(keys))
+        except TypeError:
+            hit = None
+        if hit is not None and len(hit) > 3:
+            meta = hit[3]
+            if not meta:
+                _describe_specs(meta, prep, stat, hit, [tuple(
+                    jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                    for a in specs)])
+            aval = meta[1]
+            node = _grad.list_node(prep, hit, tensors) if rg and aval is not None else None
+            if aval is not None and (node is not None or not rg):
+                i = len(seq.ops)
+                skey = seq.key
+                k0 = len(skey)
+                skey.append(meta[0])
+                skey.append((None, tuple(srcs)))
+                seq.ops.append((hit[0], meta[2], k0 + 1, k0 + 2))
+                t = _wrap(None)
+                del t._data
+                t._lazy = (seq, i, aval)
+                seq.results.append(t)
+                if node is not None:
+                    _grad.finish(t, node, False, False, seq, aval)
+                if i + 1 >= MAX_OPS:
+                    run(seq)
+                return t
+    del ext[n_ext:]
+    return None
+
+
+def _number(v):
+    """_scalar_args.on_device(v) inside the x64 scope (the array it may make is x64's)."""
+    token = _enter()
+    try:
+        return _on_device(v)
+    finally:
+        _leave(token)
+
+
+def _describe(meta, prep, stat, hit, dyn):
+    """Fill a fast-path entry's deferral data: [token, result aval or None, pure row]."""
+    specs = []
+    for v in dyn:
+        if isinstance(v, Tensor):
+            lz = v._lazy
+            av = lz[2] if lz is not None else v._data.aval
+            specs.append(jax.ShapeDtypeStruct(av.shape, av.dtype, weak_type=av.weak_type))
+        else:
+            specs.append(v)
+    _describe_specs(meta, prep, stat, hit, specs)
+
+
+def _describe_specs(meta, prep, stat, hit, specs):
+    pure = _make_pure(prep, stat, hit[1], None)
+    token = _enter()
+    try:
+        # the entry's compiled call has traced this kind of call already: its eval_shape
+        # reuses that trace (~0.02 ms against ~0.1-2 ms for tracing the row again)
+        shape_of = getattr(hit[0], "eval_shape", None)
+        out = (shape_of or functools.partial(jax.eval_shape, pure))(*specs)
+    except Exception:  # the call fails: it is never deferred, and raises on the usual path
+        out = None
+    finally:
+        _leave(token)
+    if out.__class__ is not jax.ShapeDtypeStruct:
+        out = None
+    else:
+        out = jax.core.ShapedArray(out.shape, out.dtype, weak_type=out.weak_type)
+    meta[:] = [next(_TOKENS), out, pure]
+
+
+def force(t):
+    """t's array (Tensor.__getattr__ of `_data`): runs t's sequence if it has not run yet.
+
+    Only the thread that owns a sequence records into it and runs it, without a lock on
+    recording (a lock per op cost ~0.3 µs). Another thread reading one of its tensors
+    computes that tensor alone from what was recorded up to it (the owner only appends, so
+    that prefix is complete), under the sequence's lock, which the owner's run also takes."""
+    seq = t.__dict__["_lazy"][0]
+    if seq.owner == _get_ident():
+        if not seq.done:
+            _run(seq)
+    else:
+        _force_other(seq, t)
+    if seq.error is not None:
+        raise RuntimeError("the deferred sequence that computes this tensor failed") \
+            from seq.error
+    return _SLOT.__get__(t)
+
+
+_tensor._FORCE[0] = force
+engine.BEFORE_BACKWARD.append(lambda: flush())  # a backward needs every saved value
+
+
+def flush():
+    """Run the calling thread's pending sequence now."""
+    seq = _LOCAL.seq
+    if not seq.done and seq.ops:
+        run(seq)
+
+
+def run(seq):
+    """Run a sequence (by its owner thread; see force)."""
+    if not seq.done:
+        _run(seq)
+
+
+def _force_other(seq, t):
+    with seq.lock:  # one reader from another thread at a time
+        if t._lazy is None:  # computed by another reader
+            return
+        i = t._lazy[1]
+        ops, ext, flat = seq.ops, seq.ext, seq.key
+        if seq.done or ops is None or ext is None or flat is None:
+            # the owner is running it (its results are written before `finished`)
+            while not seq.finished:
+                time.sleep(1e-5)
+            return
+        ops, ext, flat = ops[:i + 1], list(ext), list(flat)
+        token = _enter()
+        try:
+            with jax.ensure_compile_time_eval():
+                vals = []
+                for call, _, a, b in ops:
+                    vals.append(call(*[_source(s, ext, vals) for s in flat[a:b]]))
+        finally:
+            _leave(token)
+        t._data = vals[i]
+        t._lazy = None
+
+
+def _run(seq):
+    """Run a sequence: its program (or its ops one by one), results into the live tensors."""
+    seq.done = True
+    results = seq.results
+    live = []
+    i = 0
+    for t in results:
+        # alive: held by more than `results`, this loop and getrefcount's argument
+        if _refs(t) > 3 and t._lazy is not None:
+            live.append(i)
+        i += 1
+    ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
+    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = None
+    tlive = live
+    misses = -1
+    if nodes:  # results that tape nodes saved are outputs too
+        misses = STATS["op_by_op"]
+        need, nodes = _grad.needed(nodes)
+        if need:
+            live = sorted(need.union(live))
+    if not live:  # nobody can read any result: nothing to run
+        seq.finished = True
+        return
+    live = tuple(live)
+    key = (tuple(flat), live)
+    top = _TRACE.value is _EVAL
+    # the x64 scope, its common case inline (see _x64.py)
+    token = _KEPT_X64 if _X64.value else _X64.swap_local(True) if top else _enter()
+    try:
+        if not top:
+            # read inside a JAX transformation (a compiled step reading a pending tensor
+            # made outside it): the values are concrete, computed now, not traced
+            with jax.ensure_compile_time_eval():
+                outs = _outputs(key, ops, ext, flat, live)
+        else:
+            prog = _PROGRAMS.get(key)
+            outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live)
+    except BaseException as e:
+        seq.error = e
+        seq.finished = True
+        raise
+    finally:
+        if token is not _KEPT_X64:
+            _leave(token)
+    if misses >= 0:
+        _grad.ran(STATS["op_by_op"] == misses)
+    if nodes:
+        value_of = dict(zip(live, outs))
+        _grad.patch(nodes, value_of)
+        outs = [value_of[i] for i in tlive]
+        live = tlive
+    for i, o in zip(live, outs):
+        t = results[i]
+        t._data = o
+        t._lazy = None
+    seq.finished = True
+
+
+def _outputs(key, ops, ext, flat, live):
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _compile_or_count(key, ops, live)
+    if prog is not None:
+        return prog(*ext)
+    vals = []
+    for call, _, a, b in ops:
+        vals.append(call(*[_source(s, ext, vals) for s in flat[a:b]]))
+    STATS["op_by_op"] += 1
+    return [vals[i] for i in live]
+
+
+def _compile_or_count(key, ops, live):
+    """The sequence's program once it has been seen COMPILE_AFTER times, else None."""
+    n = _SEEN.get(key, 0) + 1
+    if n < COMPILE_AFTER:
+        if len(_SEEN) >= _MAX_SEEN:
+            _SEEN.clear()
+        _SEEN[key] = n
+        return None
+    _SEEN.pop(key, None)
+    if len(_PROGRAMS) >= _MAX_PROGRAMS:
+        _PROGRAMS.clear()
+    flat = key[0]
+    prog = _PROGRAMS[key] = _program([(p, flat[a:b]) for _, p, a, b in ops], live)
+    STATS["compiled"] += 1
+    return prog
+
+
+def _source(s, ext, vals):
+    """An input of an op: ext[s], the result of op ~s, or a constant number (class, value)."""
+    if s.__class__ is tuple:
+        if s[0] is None:  # a list argument: (None, its sources)
+            return tuple(_source(x, ext, vals) for x in s[1])
+        return s[1]
+    return ext[s] if s >= 0 else vals[~s]
+
+
+def _program(ops, live):
+    """One jitted function running the sequence's rows in order, returning the live
+    results."""
+    def sequence(*ext):
+        vals = []
+        for pure, srcs in ops:
+            vals.append(pure(*[_source(s, ext, vals) for s in srcs]))
+        return tuple(vals[i] for i in live)
+    return jax.jit(sequence)

@@ -1,0 +1,189 @@
+"""Deferred ops that record a tape node (_deferred.py with GRAD on; experimental, off).
+
+Why: a forward that records grad (the tree net) runs one XLA call per op; deferring it
+lets the whole forward run as one program. The node is made at once, as _record_simple /
+_record_list make it (edges, version stamps, class and backward spec from the fast path's
+per-kind data), except that a saved value that is a pending result of the sequence is held
+as a `Ref` to that op. When the sequence runs, the values the nodes still alive refer to are
+outputs of its program too, and each such node's saved tuple is patched with them.
+
+Every backward starts by running the calling thread's pending sequence
+(engine.BEFORE_BACKWARD), so the engine only ever sees arrays; a node's own apply (a user
+calling grad_fn) does the same.
+
+Only calls the eager path has already recorded once for the same pattern of which inputs
+require grad are deferred (the per-kind data must exist); saved-tensor hooks, anomaly
+mode, the linearizing compiler and inference tensors keep the eager path.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+
+from ._autograd import anomaly
+from ._autograd import saved_hooks as _saved_hooks
+from ._autograd.node import accumulator_of
+from ._linearize import ACTIVE as _LINEARIZE
+from ._tensor import Tensor
+
+_SAVED_HOOKS = _saved_hooks.STATE
+_ANOMALY = anomaly.STATE
+# the dtypes a result requires grad in (_dispatch._INEXACT; _dispatch imports this module)
+_INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64,
+                                             jnp.complex64, jnp.complex128))
+
+
+class Ref:
+    """A saved value that is the result of op `i` of a pending sequence."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+# A graph whose structure is new every step (the new tree) finds no program: its sequences
+# run op by op and the recording is pure cost. After MISS_LIMIT such runs in a row, the next
+# COOL_OPS grad ops run eagerly, then deferral tries again; a repeated structure finds its
+# programs by its second step and never cools down.
+MISS_LIMIT = 4
+COOL_OPS = 1024
+_MISSES = [0]
+_COOL = [0]
+
+
+def usable(prep):
+    """Whether a call of this row that records grad may be deferred now."""
+    if _COOL[0]:
+        _COOL[0] -= 1
+        return False
+    return (prep.op.differentiable and not _SAVED_HOOKS.stack and not _ANOMALY.enabled
+            and not _LINEARIZE[0])
+
+
+def ran(fused):
+    """A sequence with tape nodes ran, as one program (fused) or op by op."""
+    if fused:
+        _MISSES[0] = 0
+    else:
+        _MISSES[0] += 1
+        if _MISSES[0] >= MISS_LIMIT:
+            _MISSES[0] = 0
+            _COOL[0] = COOL_OPS
+
+
+def node_for(prep, hit, dyn, seq, i, aval):
+    """The node of call i of `seq` (a simple row), or None when it cannot be made without
+    running the call (no per-kind data yet, a node named per call, an inference tensor)."""
+    if prep.plan is None or hit[2] is None:
+        return None
+    pattern = 0
+    for v in dyn:
+        if isinstance(v, Tensor):
+            pattern = pattern * 3 + (2 if v._requires_grad else 1)
+        elif prep.grad_of is not None:
+            return None  # a node named per call may depend on the numbers (_record_simple)
+        else:
+            pattern *= 3
+    got = hit[2].get(pattern)
+    if got is None or got[1] is None:
+        return None
+    spec, cls, positions, saves_result, from_result = got
+    needs = prep.needs_pos
+    edges = []
+    saved = []
+    refs = False
+    for j, v in enumerate(dyn):
+        if isinstance(v, Tensor):
+            if v._requires_grad:
+                fn = v._grad_fn
+                edges.append((fn, v._output_nr) if fn is not None else (accumulator_of(v), 0))
+            else:
+                edges.append(None)
+            if needs is None or j in needs:
+                lz = v._lazy
+                if lz is not None:
+                    saved.append(Ref(lz[1]))
+                    refs = True
+                else:
+                    saved.append(v._data)
+            else:
+                saved.append(None)
+        else:
+            edges.append(None)
+            saved.append(v)
+    versions = []
+    for j in positions:
+        v = dyn[j]
+        if v._inference:
+            return None  # the eager path raises PyTorch's error
+        vc = v._vc
+        if vc is None:
+            vc = v._vc = [0]
+        lz = v._lazy
+        versions.append((vc, vc[0], lz[2] if lz is not None else v._data.aval))
+    if from_result:
+        saved = (Ref(i),)
+        refs = True
+    node = cls(spec, tuple(saved), tuple(edges), (), 1, has_saved=prep.has_saved)
+    node._versions = versions  # completed (result's stamp) and made a tuple by `finish`
+    return node, saves_result, refs
+
+
+def finish(t, node, saves_result, refs, seq, aval):
+    """Give the pending result its node (as _record_simple does for an eager result)."""
+    versions = node._versions
+    if aval.dtype in _INEXACT:
+        t._requires_grad = True
+        t._grad_fn = node
+    if saves_result:
+        vc = t._vc = [0]
+        versions.append((vc, 0, aval))
+    node._versions = tuple(versions)
+    if refs:
+        seq.nodes.append(node)
+
+
+def list_node(prep, hit, tensors):
+    """The node of a deferred cat/stack (_record_list's rows: no saved tensor), or None."""
+    if not prep.list_plain or hit[2] is None:
+        return None
+    edges = []
+    pattern = 0
+    for x in tensors:
+        pattern <<= 1
+        if x._requires_grad:
+            fn = x._grad_fn
+            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
+            pattern |= 1
+        else:
+            edges.append(None)
+    spec = hit[2].get(pattern)
+    if spec is None:
+        return None
+    return prep.node_cls(spec, ((None,) * len(edges),), tuple(edges), (), 1, has_saved=False)
+
+
+def needed(nodes):
+    """(the results the nodes still alive refer to, those nodes); a node only the list
+    holds is dead."""
+    refs = sys.getrefcount
+    need = set()
+    alive = []
+    for n in nodes:
+        if refs(n) > 3:  # the list, this loop, getrefcount's argument
+            saved = n._saved
+            if saved.__class__ is tuple:
+                alive.append(n)
+                for x in saved:
+                    if x.__class__ is Ref:
+                        need.add(x.i)
+    return need, alive
+
+
+def patch(nodes, value_of):
+    for n in nodes:
+        n._saved = tuple(value_of[x.i] if x.__class__ is Ref else x for x in n._saved)
