@@ -1,6 +1,7 @@
 """DistributedDataParallel and DataParallel on 8 virtual CPU devices (run by test_ddp.py)."""
 
 from tests.distributed._checks import check, run  # noqa: I001  (sets XLA_FLAGS first)
+from tests.distributed._common import train_step
 
 import copy
 
@@ -31,13 +32,7 @@ def close(a, b, tol=1e-5):
 
 def train(model, params, data, compiled=False, opt_cls=torch.optim.Adam):
     opt = opt_cls(params, lr=1e-2)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(model, opt)
     if compiled:
         step = torch.compile(step)
     losses, grads = [], []

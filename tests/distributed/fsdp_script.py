@@ -1,6 +1,7 @@
 """fully_shard (FSDP2) on 8 virtual CPU devices (run by test_fsdp.py)."""
 
 from tests.distributed._checks import check, run  # noqa: I001  (sets XLA_FLAGS first)
+from tests.distributed._common import device0_bytes, train_step
 
 import copy
 import io
@@ -32,13 +33,6 @@ def close(a, b, tol=1e-5):
                                rtol=tol, atol=tol)
 
 
-def device0_bytes(arrays):
-    """Bytes that device 0 holds of these arrays, and their total size."""
-    mine = sum(s.data.nbytes for a in arrays for s in a.addressable_shards
-               if s.device.id == 0)
-    return mine, sum(a.nbytes for a in arrays)
-
-
 def dim0_sharded(p):
     shape = tuple(p.shape)
     return p._data.sharding.shard_shape(shape) == (shape[0] // 8,) + shape[1:]
@@ -46,13 +40,7 @@ def dim0_sharded(p):
 
 def train(model, data, compiled=False):
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(model, opt)
     if compiled:
         step = torch.compile(step)
     losses = [step(x, y).item() for x, y in data]

@@ -13,10 +13,11 @@ faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits for
 import numpy as np
 import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch import nn
 from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel
+
+from tests.distributed._common import train_step
 
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
@@ -49,14 +50,7 @@ with warnings.catch_warnings(record=True) as caught:
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
         model = wrap(model) or model
-        opt = torch.optim.Adam(model.parameters(), lr=0.1)
-
-        def step(xb, yb):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            return loss
+        step = train_step(model, torch.optim.Adam(model.parameters(), lr=0.1))
         run = torch.compile(step) if compiled else step
         rows = slice(rank * 8, (rank + 1) * 8)
         losses = [run(xb[rows], yb[rows]).item() for xb, yb in data]

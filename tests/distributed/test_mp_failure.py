@@ -1,15 +1,14 @@
-"""A rank that fails in a 2-process job (`python -m torchjax.distributed.run`) ends the job
+"""A rank that fails in a 2-process job (torchjax's launcher) ends the job
 with its error, as under torchrun, instead of hanging: the failing rank used to wait in JAX's
 exit barrier for the other rank, which waited for it in its next collective."""
 
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
 
-from tests.distributed.conftest import ROOT, _env
+from tests.distributed.conftest import ROOT, _env, launcher
 
 _JOB = """
 import torch
@@ -31,8 +30,7 @@ def test_a_failing_rank_ends_the_job_with_its_error(tmp_path):
     script.write_text(_JOB)
     env = _env()
     env["TORCHJAX_CACHE"] = "0"
-    p = subprocess.Popen([sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node",
-                          "2", str(script)], env=env, cwd=ROOT, stdout=subprocess.PIPE,
+    p = subprocess.Popen(launcher(2, script), env=env, cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = p.communicate(timeout=_TIMEOUT)
