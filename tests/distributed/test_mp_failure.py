@@ -1,10 +1,13 @@
-"""A rank that fails in a 2-process job (torchjax's launcher) ends the job
-with its error, as under torchrun, instead of hanging: the failing rank used to wait in JAX's
-exit barrier for the other rank, which waited for it in its next collective."""
+"""A rank that fails in a 2-process job ends the job with its error, as under torchrun, instead
+of hanging: the failing rank used to wait in JAX's exit barrier for the other rank, which
+waited for it in its next collective. Through torchjax's launcher, and with each rank started
+by plain `python job.py` and torchrun's variables (init_process_group installs the exit)."""
 
 import os
 import signal
+import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -23,6 +26,8 @@ dist.all_reduce(t)  # rank 0 waits here for rank 1, which never comes
 print("rank 0 finished", flush=True)
 """
 _TIMEOUT = 150  # a hang fails the test (JAX's exit barrier waits longer than this)
+# a hang fails the test (without the fix both ranks were still running at 90 s)
+_PLAIN_TIMEOUT = 90
 
 
 def test_a_failing_rank_ends_the_job_with_its_error(tmp_path):
@@ -41,3 +46,55 @@ def test_a_failing_rank_ends_the_job_with_its_error(tmp_path):
     assert p.returncode != 0
     assert "RuntimeError: rank 1 fails here" in err
     assert "rank 0 finished" not in out
+
+
+# plain `python job.py` on each rank, torchrun's variables set by hand (no launcher, so no
+# one stops the other rank): init_process_group makes a failing rank skip JAX's exit barrier
+_PLAIN_JOB = """
+import sys
+import torchjax as torch
+import torchjax.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+t = torch.ones(2)
+dist.all_reduce(t)
+if rank == 1:
+    if sys.argv[1] == "raise":
+        raise RuntimeError("rank 1 fails here")
+    print("rank 1 exits with 3", file=sys.stderr, flush=True)
+    sys.exit(3)
+dist.all_reduce(t)  # rank 1 never comes: gloo reports it gone once its process has ended
+print("rank 0 finished", flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["raise", "exit"])
+def test_a_failing_rank_exits_without_the_launcher(tmp_path, how):
+    script = tmp_path / "job.py"
+    script.write_text(_PLAIN_JOB)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for rank in range(2):
+        env = _env()
+        env.update(TORCHJAX_CACHE="0", RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        procs.append(subprocess.Popen([sys.executable, str(script), how], env=env, cwd=ROOT,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, start_new_session=True))
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=_PLAIN_TIMEOUT))
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        pytest.fail(f"the ranks did not end in {_PLAIN_TIMEOUT} s after rank 1 failed")
+    (out0, _), (_, err1) = outs
+    if how == "raise":
+        assert procs[1].returncode == 1 and "RuntimeError: rank 1 fails here" in err1
+    else:
+        assert procs[1].returncode == 3 and "rank 1 exits with 3" in err1
+    assert procs[0].returncode != 0 and "rank 0 finished" not in out0
