@@ -1,6 +1,6 @@
 """What the distributed scripts here and bench/bench_distributed.py, bench/bench_mp_first_step.py
-all set up: 8 virtual CPU devices, the environment of a job's processes, a cross-entropy
-training step, the bytes device 0 holds. Imports nothing heavy at the top: `eight_devices`
+all set up: 8 virtual CPU devices, the environment of a job's processes, batches, a
+cross-entropy training step, a comparison of values, the bytes device 0 holds. Imports nothing heavy at the top: `eight_devices`
 must run before jax is imported."""
 
 from __future__ import annotations
@@ -43,6 +43,24 @@ def train_step(model, opt):
         opt.step()
         return loss
     return step
+
+
+def batches(features: int, classes: int, steps: int = 5, n: int = 32) -> list:
+    """`steps` batches (x, y) of n rows: float32 inputs from a standard normal, labels in
+    [0, classes); the same every call (seed 0)."""
+    import numpy as np
+
+    import torchjax as torch
+    g = np.random.default_rng(0)
+    return [(torch.tensor(g.standard_normal((n, features)).astype(np.float32)),
+             torch.tensor(g.integers(0, classes, n))) for _ in range(steps)]
+
+
+def close(a, b, tol=1e-5):
+    """Two tensors' values agree to `tol` (relative and absolute)."""
+    import numpy as np
+    np.testing.assert_allclose(np.asarray(a.detach()._data), np.asarray(b.detach()._data),
+                               rtol=tol, atol=tol)
 
 
 def device0_bytes(arrays):

@@ -1,9 +1,11 @@
 """fully_shard (FSDP2) on 8 virtual CPU devices (run by test_fsdp.py)."""
 
 from tests.distributed._checks import check, run  # noqa: I001  (sets XLA_FLAGS first)
-from tests.distributed._common import device0_bytes, train_step
+from tests.distributed import _common
+from tests.distributed._common import close, device0_bytes, train_step
 
 import copy
+import functools
 import io
 
 import numpy as np
@@ -22,15 +24,7 @@ def net():
                          nn.Linear(64, 8))
 
 
-def batches(steps=5, n=32):
-    g = np.random.default_rng(0)
-    return [(torch.tensor(g.standard_normal((n, 16)).astype(np.float32)),
-             torch.tensor(g.integers(0, 8, n))) for _ in range(steps)]
-
-
-def close(a, b, tol=1e-5):
-    np.testing.assert_allclose(np.asarray(a.detach()._data), np.asarray(b.detach()._data),
-                               rtol=tol, atol=tol)
+batches = functools.partial(_common.batches, 16, 8)  # 16 features, 8 classes
 
 
 def dim0_sharded(p):
