@@ -33,11 +33,26 @@ def in_multiprocess_job() -> bool:
 
 
 def skip_exit_barrier() -> None:
-    """Leaves JAX's exit handler (and its barrier) out of this process's exit."""
+    """Leaves JAX's exit handler (and its barrier) out of this process's exit, and JAX's
+    distributed client and coordination service undestroyed: their destructors, run when
+    Python's finalization drops its last reference to them, shut down with the same wait.
+    Process 0, which hosts the service, then sat ~5 s after its atexit handlers until JAX's
+    error poller aborted it (exit code 134 instead of its own). The operating system closes
+    their connections when the process ends, which is what the other processes notice."""
     try:
         from jax._src import api
         atexit.unregister(api.clean_up)
     except (ImportError, AttributeError):  # pragma: no cover - another jax
+        pass
+    try:
+        import ctypes
+
+        from jax._src import distributed
+        gs = distributed.global_state
+        for obj in (gs.preemption_sync_manager, gs.client, gs.service):
+            if obj is not None:  # one reference more than Python will ever drop
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+    except Exception:  # noqa: BLE001  (another jax: its own exit)
         pass
 
 
