@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -52,6 +53,7 @@ def test_a_failing_rank_ends_the_job_with_its_error(tmp_path):
 # one stops the other rank): init_process_group makes a failing rank skip JAX's exit barrier
 _PLAIN_JOB = """
 import sys
+import threading
 import torchjax as torch
 import torchjax.distributed as dist
 dist.init_process_group("gloo")
@@ -105,3 +107,28 @@ def test_a_failing_rank_exits_without_the_launcher(tmp_path, how, failing):
     else:
         assert bad.returncode == 3 and "rank 0 exits with 3" in err
     assert other.returncode != 0 and "finished" not in outs[1 - failing][0]
+
+
+def test_only_the_main_threads_exit_code_counts(monkeypatch):
+    """sys.exit in another thread ends that thread only: it must not make a process that
+    then exits normally skip the barrier."""
+    from torchjax.distributed import _exit
+    monkeypatch.delattr(sys, "last_value", raising=False)  # (pytest sets it on failures)
+    _exit.install()
+    try:
+        def thread_exits():
+            try:
+                sys.exit(2)
+            except SystemExit:  # (as the thread's end would; pytest reports it otherwise)
+                pass
+        t = threading.Thread(target=thread_exits)
+        t.start()
+        t.join()
+        assert not _exit._failed()
+        with pytest.raises(SystemExit):
+            sys.exit(3)
+        assert _exit._failed()
+    finally:
+        _exit._state["exit_code"] = None
+        _exit.uninstall()
+    assert sys.exit is _exit._state["sys_exit"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import sys
+import threading
 
 _state = {"installed": False, "exit_code": None, "sys_exit": None}
 
@@ -58,8 +59,12 @@ def skip_exit_barrier() -> None:
 
 def _exit(code=None):
     # sys.exit raises SystemExit, which Python's exit handles without sys.excepthook and
-    # without recording it: the code is kept here for _at_exit
-    _state["exit_code"] = code
+    # without recording it: the code is kept here for _at_exit. Only the main thread's: in
+    # another thread sys.exit ends that thread, not the process. (A SystemExit the script
+    # catches and carries on from still counts: that process then exits without the
+    # barrier, which costs the others nothing but JAX's orderly disconnect.)
+    if threading.current_thread() is threading.main_thread():
+        _state["exit_code"] = code
     _state["sys_exit"](code)
 
 
