@@ -53,10 +53,9 @@ def describe(v) -> str:
 def describe_layout(v) -> str:
     """A jax Mesh, PartitionSpec or NamedSharding, exactly: for a mesh its axis names, sizes
     and types and its devices' ids in order (the same mesh of other devices, or of the same
-    devices in another order, is another program); for a sharding its mesh, spec and memory
-    kind. A mesh with a device of another process is Uncacheable: the program cache loads an
-    executable onto this process's devices only (an SPMD program over several processes
-    goes to JAX's persistent cache, _compile_cache.py)."""
+    devices in another order, is another program; device ids are global, so a mesh over
+    several processes names the same devices in each of them, and the key holds the process
+    index besides); for a sharding its mesh, spec and memory kind."""
     from jax import sharding
     if isinstance(v, sharding.PartitionSpec):
         # (sets of axis names sorted: their order follows string hashes, per process)
@@ -64,11 +63,7 @@ def describe_layout(v) -> str:
                  if getattr(v, k, None)]
         return "P" + repr(tuple(v)) + "".join(extra)
     if isinstance(v, sharding.Mesh):
-        import jax
-        here = jax.process_index()
         devs = list(v.devices.flat)
-        if any(d.process_index != here for d in devs):
-            raise Uncacheable("a mesh over several processes")
         return (f"mesh({tuple(v.axis_names)!r},{tuple(v.devices.shape)!r},"
                 f"{tuple(str(a) for a in v.axis_types)!r},{devs[0].platform}:"
                 f"{tuple(d.id for d in devs)!r})")

@@ -22,9 +22,8 @@ switches as JAX's cache: a subdirectory `programs` of it, written by the same `_
 A wrong hit would run a wrong program, so only what the key fully names is cached: an ident
 is made only of plain values (`describe`), a function by its module, name and code (and its
 closure's values), never a user's function; anything else gets no ident and runs as a plain
-jax.jit. Tracers, shardings other than one device or a mesh of this process's devices (a mesh
-over several processes: JAX's persistent cache), keyword arguments and unusual argument
-types take the plain jax.jit path too. And only executables another process can run are
+jax.jit. Tracers, shardings other than one device or a mesh (NamedSharding), keyword
+arguments and unusual argument types take the plain jax.jit path too. And only executables another process can run are
 written: custom calls need runtime state that lowering sets up (_program_runtime.py: LAPACK's
 is set up before loading; host callbacks and other custom calls are not kept).
 
@@ -215,7 +214,7 @@ def _signature(args):
             av = x.aval
             if isinstance(s, _NAMED):  # (DTensor's, DDP's and FSDP's arrays)
                 out.append(("a", str(av.dtype), av.shape, av.weak_type, x._committed,
-                            describe_layout(s)))  # (Uncacheable across processes: None)
+                            describe_layout(s)))
                 continue
             if type(s).__name__ != "SingleDeviceSharding":
                 return None
@@ -309,10 +308,12 @@ def _load(store, key, args, device):
         # onto the devices it was compiled for: by default deserialize_and_load takes all of
         # the backend's, and with 8 (virtual) devices the executable then expected 8 shards
         # of every argument ("Expected args ... to have 8 shards, got [1, 1]")
-        # (this process's devices only: an entry naming another process's device is
-        # unusable here, a KeyError, rather than an executable whose outputs this process
-        # cannot read)
-        by_id = {d.id: d for d in device.client.local_devices()}
+        # (every process's devices: an SPMD program over a mesh of several processes runs on
+        # all of them. An entry on none of this process's devices is unusable here, a
+        # KeyError, rather than an executable whose outputs this process cannot read)
+        if not {d.id for d in device.client.local_devices()} & set(device_ids):
+            raise KeyError(f"devices {device_ids} are another process's")
+        by_id = {d.id: d for d in device.client.devices()}
         compiled = _serialize.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client,
             execution_devices=[by_id[i] for i in device_ids])

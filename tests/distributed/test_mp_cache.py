@@ -54,6 +54,10 @@ def test_second_run_compiles_nothing(runs):
         assert warm[r]["stats"]["cache_hits"] == (cold[r]["stats"]["compiled"]
                                                  + cold[r]["stats"]["cache_hits"])
         assert cold[r]["warnings"] == [] and warm[r]["warnings"] == []
+        # and nothing of torchjax's was traced to be looked up: programs on DDP's and FSDP's
+        # arrays over both processes are in the program cache too (14 per rank were not)
+        assert warm[r]["stats"]["unkeyed"] == 0, warm[r]["stats"]
+        assert warm[r]["stats"]["traced"] < cold[r]["stats"]["traced"]
 
 
 def test_second_run_gives_the_first_runs_results(runs):
