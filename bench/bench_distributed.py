@@ -22,15 +22,18 @@ Memory: bytes of parameters + optimizer state that device 0 holds (from addressa
 from __future__ import annotations
 
 import os
+import sys
 
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                           " --xla_force_host_platform_device_count=8").strip()
+# the helpers the distributed tests use too (8 devices, the step, device 0's bytes)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tests.distributed._common import device0_bytes, eight_devices, train_step  # noqa: E402
+
+eight_devices()
 
 import argparse  # noqa: E402
 import copy  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import jax  # noqa: E402
@@ -41,7 +44,6 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 import torchjax as torch  # noqa: E402
-import torchjax.nn.functional as F  # noqa: E402
 from torchjax import nn  # noqa: E402
 from torchjax.distributed.fsdp import fully_shard  # noqa: E402
 from torchjax.nn.parallel import DistributedDataParallel  # noqa: E402
@@ -70,13 +72,7 @@ def torchjax_step(model, compiled=True):
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x, y = data()
     x, y = torch.tensor(x), torch.tensor(y.astype(np.int64))
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(model, opt)
     fn = torch.compile(step) if compiled else step
 
     def run():
@@ -125,11 +121,6 @@ def jax_step(model, fsdp: bool):
         moments = [a for a in jax.tree_util.tree_leaves(box["opt"]) if a.ndim > 0]
         return device0_bytes(list(box["params"]) + moments)
     return run, memory, run()
-
-
-def device0_bytes(arrays):
-    mine = sum(s.data.nbytes for a in arrays for s in a.addressable_shards if s.device.id == 0)
-    return mine, sum(a.nbytes for a in arrays)
 
 
 def interleaved(fns: dict, number: int, rounds: int):

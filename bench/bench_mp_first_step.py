@@ -28,7 +28,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, "..", "src")
+# the helpers the distributed tests use too (a job's environment, the step)
+sys.path.insert(0, os.path.join(HERE, ".."))
+from tests.distributed._common import job_env, train_step  # noqa: E402
 
 
 def child(variant: str) -> None:
@@ -38,7 +40,6 @@ def child(variant: str) -> None:
     import numpy as np
     import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
     import torch.distributed as dist
-    import torch.nn.functional as F
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel
 
@@ -48,14 +49,7 @@ def child(variant: str) -> None:
     torch.manual_seed(0)
     model = DistributedDataParallel(nn.Sequential(
         nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)))
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(model, torch.optim.Adam(model.parameters(), lr=1e-3))
     run = torch.compile(step) if variant == "compiled" else step
     g = np.random.default_rng(rank)
     x = torch.tensor(g.standard_normal((32, 64)).astype(np.float32))
@@ -75,11 +69,7 @@ def child(variant: str) -> None:
 
 
 def job(variant: str, cache_dir: str) -> list:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([SRC, env.get("PYTHONPATH", "")])
-    env["TORCHJAX_CACHE_DIR"] = cache_dir
-    env.pop("XLA_FLAGS", None)
-    env["BENCH_T0"] = repr(time.time())
+    env = job_env(TORCHJAX_CACHE_DIR=cache_dir, BENCH_T0=repr(time.time()))
     p = subprocess.run([sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node",
                         "2", os.path.abspath(__file__), "--child", variant], env=env,
                        capture_output=True, text=True, timeout=600)

@@ -42,36 +42,19 @@ def main(argv: list[str]) -> None:
     runpy.run_path(script, run_name="__main__")
 
 
-def _in_multiprocess_job() -> bool:
-    """Whether this process joined a JAX runtime of several processes (init_process_group)."""
-    if "jax" not in sys.modules:
-        return False
-    try:
-        from jax._src import distributed
-        return (distributed.global_state.client is not None
-                and (distributed.global_state.num_processes or 1) > 1)
-    except Exception:  # noqa: BLE001  (another jax: Python's usual exit)
-        return False
-
-
 def _run(argv: list[str]) -> None:
     try:
         main(argv)
     except BaseException as e:
         code = e.code if isinstance(e, SystemExit) else 1
-        if code not in (None, 0) and _in_multiprocess_job():
-            # A rank that fails in a job of several processes must exit, as a rank under
-            # torchrun does, so that the launcher stops the others. JAX's exit handler
-            # shuts its runtime down with a barrier that waits for every other process,
-            # while they wait for this one in their next collective: the job hung for
-            # minutes. The rest of Python's exit (the script's own atexit handlers, flushing
-            # files) still runs.
-            import atexit
-            try:
-                from jax._src import api
-                atexit.unregister(api.clean_up)
-            except (ImportError, AttributeError):  # pragma: no cover - another jax
-                pass
+        if code not in (None, 0) and "torchjax.distributed._exit" in sys.modules:
+            # A rank that fails in a job of several processes exits without JAX's exit
+            # barrier, so that the launcher stops the others (torchjax/distributed/_exit.py;
+            # init_process_group imported it). Seen here too: a `raise SystemExit(1)` that
+            # no sys.exit recorded
+            from torchjax.distributed import _exit
+            if _exit.in_multiprocess_job():
+                _exit.skip_exit_barrier()
         raise
 
 

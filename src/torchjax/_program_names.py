@@ -44,7 +44,34 @@ def describe(v) -> str:
         return f"npdtype:{v.str}:{v.name}"
     if isinstance(v, np.generic):
         return f"np:{v.dtype.str}:{v.item()!r}"
+    from jax import sharding
+    if isinstance(v, (sharding.NamedSharding, sharding.Mesh, sharding.PartitionSpec)):
+        return describe_layout(v)
     raise Uncacheable(t.__name__)
+
+
+def describe_layout(v) -> str:
+    """A jax Mesh, PartitionSpec or NamedSharding, exactly: for a mesh its axis names, sizes
+    and types and its devices' ids in order (the same mesh of other devices, or of the same
+    devices in another order, is another program; device ids are global, so a mesh over
+    several processes names the same devices in each of them, and the key holds the process
+    index besides); for a sharding its mesh, spec and memory kind."""
+    from jax import sharding
+    if isinstance(v, sharding.PartitionSpec):
+        # (sets of axis names sorted: their order follows string hashes, per process)
+        extra = [repr(sorted(getattr(v, k))) for k in ("unreduced", "reduced")
+                 if getattr(v, k, None)]
+        return "P" + repr(tuple(v)) + "".join(extra)
+    if isinstance(v, sharding.Mesh):
+        devs = list(v.devices.flat)
+        return (f"mesh({tuple(v.axis_names)!r},{tuple(v.devices.shape)!r},"
+                f"{tuple(str(a) for a in v.axis_types)!r},{devs[0].platform}:"
+                f"{tuple(d.id for d in devs)!r})")
+    if isinstance(v, sharding.NamedSharding):
+        ids = getattr(v, "_logical_device_ids", None)
+        return (f"ns({describe_layout(v.mesh)},{describe_layout(v.spec)},{v.memory_kind},"
+                f"{None if ids is None else tuple(ids)!r})")
+    raise Uncacheable(type(v).__name__)
 
 
 def _qualified(f) -> str:

@@ -8,9 +8,10 @@ was ~70% of a warm first step. Here a program is named by what picks it: `ident`
 saying which torchjax function it is (an op row with its static arguments and compute dtype,
 a backward spec, a fused backward's structure, an optimizer's update), plus the signature of
 its arguments (tree structure; per array dtype, shape, weak type, committed or not and the
-device; per Python scalar its type), the JAX configuration that tracing reads (x64 and the
-rest of JAX's trace context), the compile options' sources (XLA flags,
-`jax_disable_most_optimizations`), the versions (torchjax's source files, jax, jaxlib, the
+device, or for an array laid out over a mesh (a DTensor's, DDP's or FSDP's) the mesh's axis
+names, sizes and device ids and the partition spec; per Python scalar its type), the JAX
+configuration that tracing reads (x64 and the rest of JAX's trace context), the compile
+options' sources (XLA flags, `jax_disable_most_optimizations`), the versions (torchjax's source files, jax, jaxlib, the
 backend's platform and version), and, for a job of several processes, the process index and
 the device a call without placed arguments runs on (each rank has its own entries, loaded
 only onto its own devices). The value is JAX's serialized executable
@@ -21,8 +22,8 @@ switches as JAX's cache: a subdirectory `programs` of it, written by the same `_
 A wrong hit would run a wrong program, so only what the key fully names is cached: an ident
 is made only of plain values (`describe`), a function by its module, name and code (and its
 closure's values), never a user's function; anything else gets no ident and runs as a plain
-jax.jit. Tracers, shardings other than one device, keyword arguments and unusual argument
-types take the plain jax.jit path too. And only executables another process can run are
+jax.jit. Tracers, shardings other than one device or a mesh (NamedSharding), keyword
+arguments and unusual argument types take the plain jax.jit path too. And only executables another process can run are
 written: custom calls need runtime state that lowering sets up (_program_runtime.py: LAPACK's
 is set up before loading; host callbacks and other custom calls are not kept).
 
@@ -55,6 +56,7 @@ from ._program_names import (  # noqa: F401
     _qualified,
     describe,
     describe_function,
+    describe_layout,
 )
 
 try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
@@ -68,6 +70,7 @@ try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain j
     from jax.experimental import serialize_executable as _serialize
 
     _ARRAY = _jax.ArrayImpl
+    _NAMED = jax.sharding.NamedSharding
     from jax._src.random.prng import PRNGKeyArray as _KEY_ARRAY
     _AVAILABLE = True
 except (ImportError, AttributeError):  # pragma: no cover - another jax
@@ -208,10 +211,14 @@ def _signature(args):
         t = type(x)
         if t is _ARRAY or t is _KEY_ARRAY:
             s = x.sharding
+            av = x.aval
+            if isinstance(s, _NAMED):  # (DTensor's, DDP's and FSDP's arrays)
+                out.append(("a", str(av.dtype), av.shape, av.weak_type, x._committed,
+                            describe_layout(s)))
+                continue
             if type(s).__name__ != "SingleDeviceSharding":
                 return None
             d = s._device
-            av = x.aval
             out.append(("a", str(av.dtype), av.shape, av.weak_type, x._committed,
                         d.platform, d.id, s.memory_kind))
         elif t in _SCALAR_TYPES:
@@ -305,10 +312,12 @@ def _load(store, key, args, device):
         # onto the devices it was compiled for: by default deserialize_and_load takes all of
         # the backend's, and with 8 (virtual) devices the executable then expected 8 shards
         # of every argument ("Expected args ... to have 8 shards, got [1, 1]")
-        # (this process's devices only: an entry naming another process's device is
-        # unusable here, a KeyError, rather than an executable whose outputs this process
-        # cannot read)
-        by_id = {d.id: d for d in device.client.local_devices()}
+        # (every process's devices: an SPMD program over a mesh of several processes runs on
+        # all of them. An entry on none of this process's devices is unusable here, a
+        # KeyError, rather than an executable whose outputs this process cannot read)
+        if not {d.id for d in device.client.local_devices()} & set(device_ids):
+            raise KeyError(f"devices {device_ids} are another process's")
+        by_id = {d.id: d for d in device.client.devices()}
         compiled = _serialize.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client,
             execution_devices=[by_id[i] for i in device_ids])
@@ -343,7 +352,9 @@ def _save(store, key, compiled, lowered) -> None:
     try:
         runtimes = _program_runtime.needs(lowered)
         payload, _, out_tree = _serialize.serialize(compiled)
-        device_ids = [d.id for d in compiled._executable.xla_executable.local_devices()]
+        # in the order of the executable's device assignment: a sharded program's shard i
+        # runs on the i-th device of this list when it is loaded again
+        device_ids = [d.id for d in compiled._executable._unloaded_executable.device_list]
         data = pickle.dumps((payload, out_tree, runtimes, device_ids),
                             protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001  (a custom call no setup makes safe (NotKept), constants
@@ -492,7 +503,8 @@ class _without_jax_cache:
 def _device_of(args):
     for x in _tree_util.tree_leaves(args):
         if type(x) is _ARRAY or type(x) is _KEY_ARRAY:
-            return x.sharding._device
+            s = x.sharding
+            return s._device if hasattr(s, "_device") else s._device_assignment[0]
     # where jax.jit runs it: jax.devices()[0] is rank 0's device in every process of a job
     return _pxla.get_default_device()
 

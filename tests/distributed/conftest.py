@@ -1,10 +1,15 @@
-"""Every script here runs in its own process (8 virtual CPU devices need XLA_FLAGS before jax
-is imported), once per test session, and each check it reports is a test.
+"""Every script here runs in a process of its own (8 virtual CPU devices need XLA_FLAGS before
+jax is imported), once per test session, and each check it reports is a test.
 
-Without xdist the scripts of a session start together at collection (their imports overlap).
-With xdist, the tests of one script form an xdist group (pyproject's --dist loadgroup), so one
-worker runs the script and its tests. Should its tests still land on several workers (another
---dist mode), the first worker that needs a script runs it under a file lock in the session's
+The 8-device scripts (ddp_script.py, ...) collected in a session share two processes
+(_checks.py runs a set of them one after the other, _SETS): a process of its own per script
+paid its start and imports and compiled the programs the others had made again. A multi-process job
+("2 processes: mp_script.py") is a process per rank under the launcher.
+
+Without xdist the session's jobs start together at collection (their imports overlap).
+With xdist, the tests of one job form an xdist group (pyproject's --dist loadgroup), so one
+worker runs the job and its tests. Should its tests still land on several workers (another
+--dist mode), the first worker that needs a job runs it under a file lock in the session's
 shared temporary directory and leaves its output there; the others read it.
 """
 
@@ -17,26 +22,66 @@ from pathlib import Path
 
 import pytest
 
+from tests.distributed._common import job_env
+
 HERE = Path(__file__).parent
 SRC = str(HERE.parent.parent / "src")
 ROOT = str(HERE.parent.parent)
 _PROCS: dict = {}
 _RESULTS: dict = {}
+_JOB: dict = {}  # an 8-device script -> the job that runs it with others of its set
+_CHECKS_JOB = "checks: "
+# The 8-device scripts that share a process: those training the same small nets (their
+# programs are the others'), and the rest. Two processes, not one: a session without xdist
+# runs them side by side on two cores (one process for all five took longer than the
+# slowest of the five processes before). A script in no set runs alone.
+_SETS = (("ddp_script.py", "fsdp_script.py", "tp_script.py"),
+         ("collectives_script.py", "dtensor_script.py"))
 _SHARED: list = []  # the directory xdist workers share (set by the session fixture)
 
 
+def _fast_compile_flag() -> str:
+    """XLA:CPU's legacy emitters compile the scripts' hundreds of small programs faster than
+    its fusion emitters (one run each, user CPU: dtensor_script.py 9.5 s to 7.6 s,
+    fsdp_script.py 7.5 s to 5.0 s), as the in-process tests use them (tests/conftest.py).
+    Every check here passes under both, each at its own tolerance against PyTorch or one
+    device. An XLA that no longer knows the option would abort on the flag: then XLA's
+    defaults."""
+    import jax
+    try:
+        jax.jit(lambda x: x + 1).lower(1.0).compile({"xla_cpu_use_fusion_emitters": False})
+    except Exception:  # noqa: BLE001  (JaxRuntimeError: "No such compile option")
+        return ""
+    return "--xla_cpu_use_fusion_emitters=false"
+
+
+_XLA_FLAGS = _fast_compile_flag()
+
+
 def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([SRC, ROOT, env.get("PYTHONPATH", "")])
-    env.pop("XLA_FLAGS", None)
-    return env
+    return job_env(_XLA_FLAGS)  # (the 8-device scripts add their devices to it)
+
+
+def launcher(n: int, script) -> list:
+    """The command of an n-process job of `script` through torchjax's launcher.
+
+    mp_script.py's job runs it as users do, `python -m torchjax.distributed.run`; the others
+    run its file, the same code without importing torchjax and jax first (the package's
+    __init__ runs before any module of it: ~1.6 s of the launcher's start, before the first
+    rank starts, in each job)."""
+    if Path(script).name == "mp_script.py":
+        return [sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node", str(n),
+                str(script)]
+    return [sys.executable, os.path.join(SRC, "torchjax", "distributed", "run.py"),
+            "--nproc-per-node", str(n), str(script)]
 
 
 def _argv(script: str) -> list:
+    if script.startswith(_CHECKS_JOB):  # "checks: a.py b.py": their checks in one process
+        return [sys.executable, str(HERE / "_checks.py")] + script[len(_CHECKS_JOB):].split()
     if " processes:" in script:  # "N processes: x.py": through the launcher, as torchrun
         n, _, name = script.partition(" processes:")
-        return [sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node", n,
-                str(HERE / name.strip())]
+        return launcher(int(n), HERE / name.strip())
     return [sys.executable, str(HERE / script)]
 
 
@@ -83,13 +128,14 @@ def rank_results(script: str, n: int = 2) -> list:
 
 def results(script: str) -> dict:
     """{check name: None if it passed, else its traceback} for one script."""
-    code, out, err = output(script)
+    code, out, err = output(_JOB.get(script, script))
     got = {}
+    mine = script + "::"
     for line in out.splitlines():
-        if line.startswith("PASS "):
-            got[line[5:]] = None
-        elif line.startswith("FAIL "):
-            name, _, tb = line[5:].partition(": ")
+        if line.startswith("PASS " + mine):
+            got[line[5 + len(mine):]] = None
+        elif line.startswith("FAIL " + mine):
+            name, _, tb = line[5 + len(mine):].partition(": ")
             got[name] = tb.replace("\\n", "\n")
     if code != 0:
         got["__exit__"] = f"exit code {code}\n{err[-3000:]}"
@@ -123,12 +169,18 @@ def pytest_collection_modifyitems(session, config, items):
     ours = [(item, item.module.SCRIPT) for item in items
             if getattr(item.module, "SCRIPT", None) is not None
             and os.path.dirname(str(item.path)) == here]
+    collected = {script for _, script in ours}
+    for members in _SETS:  # (every xdist worker collects the same items: the same jobs)
+        job = _CHECKS_JOB + " ".join(s for s in members if s in collected)
+        for script in members:
+            if script in collected:
+                _JOB[script] = job
     for item, script in ours:
-        item.add_marker(pytest.mark.xdist_group(f"script-{script}"))
+        item.add_marker(pytest.mark.xdist_group(f"script-{_JOB.get(script, script)}"))
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        return  # each worker would start every script: they run on first use instead
+        return  # each worker would start every job: they run on first use instead
     for _, script in ours:
-        _start(script)
+        _start(_JOB.get(script, script))
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -1,8 +1,11 @@
 """DistributedDataParallel and DataParallel on 8 virtual CPU devices (run by test_ddp.py)."""
 
 from tests.distributed._checks import check, run  # noqa: I001  (sets XLA_FLAGS first)
+from tests.distributed import _common
+from tests.distributed._common import close, train_step
 
 import copy
+import functools
 
 import numpy as np
 
@@ -18,26 +21,12 @@ def net():
     return nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
 
 
-def batches(steps=5, n=32):
-    g = np.random.default_rng(0)
-    return [(torch.tensor(g.standard_normal((n, 8)).astype(np.float32)),
-             torch.tensor(g.integers(0, 4, n))) for _ in range(steps)]
-
-
-def close(a, b, tol=1e-5):
-    np.testing.assert_allclose(np.asarray(a.detach()._data), np.asarray(b.detach()._data),
-                               rtol=tol, atol=tol)
+batches = functools.partial(_common.batches, 8, 4)  # 8 features, 4 classes
 
 
 def train(model, params, data, compiled=False, opt_cls=torch.optim.Adam):
     opt = opt_cls(params, lr=1e-2)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(model, opt)
     if compiled:
         step = torch.compile(step)
     losses, grads = [], []

@@ -1,8 +1,11 @@
 """fully_shard (FSDP2) on 8 virtual CPU devices (run by test_fsdp.py)."""
 
 from tests.distributed._checks import check, run  # noqa: I001  (sets XLA_FLAGS first)
+from tests.distributed import _common
+from tests.distributed._common import close, device0_bytes, train_step
 
 import copy
+import functools
 import io
 
 import numpy as np
@@ -21,22 +24,7 @@ def net():
                          nn.Linear(64, 8))
 
 
-def batches(steps=5, n=32):
-    g = np.random.default_rng(0)
-    return [(torch.tensor(g.standard_normal((n, 16)).astype(np.float32)),
-             torch.tensor(g.integers(0, 8, n))) for _ in range(steps)]
-
-
-def close(a, b, tol=1e-5):
-    np.testing.assert_allclose(np.asarray(a.detach()._data), np.asarray(b.detach()._data),
-                               rtol=tol, atol=tol)
-
-
-def device0_bytes(arrays):
-    """Bytes that device 0 holds of these arrays, and their total size."""
-    mine = sum(s.data.nbytes for a in arrays for s in a.addressable_shards
-               if s.device.id == 0)
-    return mine, sum(a.nbytes for a in arrays)
+batches = functools.partial(_common.batches, 16, 8)  # 16 features, 8 classes
 
 
 def dim0_sharded(p):
@@ -46,13 +34,7 @@ def dim0_sharded(p):
 
 def train(model, data, compiled=False):
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(model, opt)
     if compiled:
         step = torch.compile(step)
     losses = [step(x, y).item() for x, y in data]

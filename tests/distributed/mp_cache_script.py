@@ -13,11 +13,26 @@ faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits for
 import numpy as np
 import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch import nn
 from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel
 
+from tests.distributed._common import train_step
+from torchjax import _programs
+
+# torchjax's programs whose arguments its program cache could not name (they run as a plain
+# jax.jit: traced and lowered on every run to be found in JAX's cache)
+unkeyed = [0]
+_signature = _programs.signature
+
+
+def counted_signature(args):
+    sig = _signature(args)
+    unkeyed[0] += sig is None
+    return sig
+
+
+_programs.signature = counted_signature
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.compile_stats(reset=True)
@@ -49,14 +64,7 @@ with warnings.catch_warnings(record=True) as caught:
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
         model = wrap(model) or model
-        opt = torch.optim.Adam(model.parameters(), lr=0.1)
-
-        def step(xb, yb):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            return loss
+        step = train_step(model, torch.optim.Adam(model.parameters(), lr=0.1))
         run = torch.compile(step) if compiled else step
         rows = slice(rank * 8, (rank + 1) * 8)
         losses = [run(xb[rows], yb[rows]).item() for xb, yb in data]
@@ -69,7 +77,8 @@ with warnings.catch_warnings(record=True) as caught:
     out["fsdp_compiled"] = train(fully_shard, True)
 out["warnings"] = [str(w.message) for w in caught if "cache" in str(w.message)]
 s = torch.compile_stats()
-out["stats"] = {"compiled": s.compiled, "cache_hits": s.cache_hits, "traced": s.traced}
+out["stats"] = {"compiled": s.compiled, "cache_hits": s.cache_hits, "traced": s.traced,
+                "unkeyed": unkeyed[0]}
 for r in range(world):  # one after the other: long lines written together would interleave
     if r == rank:
         print("RESULT " + json.dumps(out), flush=True)

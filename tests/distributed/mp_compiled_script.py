@@ -1,7 +1,10 @@
-"""Run by test_mp_compiled.py as `python -m torchjax.distributed.run --nproc-per-node 2`:
-compiled steps across the 2 processes (each one SPMD program) against the same steps run
-eagerly: every collective, a fully_shard model and a tensor-parallel MLP training. Each
-process prints its results as one JSON line."""
+"""Compiled steps across 2 processes (each one SPMD program) against the same steps run
+eagerly: every collective, a fully_shard model and a tensor-parallel MLP training (checked
+by test_mp_compiled.py). mp_script.py imports it in its job, once its own checks are done,
+and reports `out` as its "compiled" entry: one 2-process job for both (a job's start and its
+first compiles cost more than these checks). Run alone through
+`python -m torchjax.distributed.run --nproc-per-node 2`, each process prints its results as
+one JSON line."""
 
 import faulthandler
 import json
@@ -12,13 +15,15 @@ faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits for
 import numpy as np
 import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch import nn
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
-dist.init_process_group("gloo")
+from tests.distributed._common import train_step
+
+if not dist.is_initialized():
+    dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 out = {"rank": rank}
 R = dist.ReduceOp
@@ -86,13 +91,7 @@ def train(wrap, compiled, rows_of_rank=True):
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
     wrap(model)
     opt = torch.optim.Adam(model.parameters(), lr=0.1)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = train_step(model, opt)
     run = torch.compile(step) if compiled else step
     losses = []
     with warnings.catch_warnings(record=True) as caught:
@@ -137,8 +136,9 @@ out["tp_compiled"] = train(tp, True, rows_of_rank=False)
 
 out["graph_breaks_everywhere"] = sum(len(v["graph_breaks"]) for v in out.values()
                                     if isinstance(v, dict))
-for r in range(world):  # one after the other: long lines written together would interleave
-    if r == rank:
-        print("RESULT " + json.dumps(out), flush=True)
-    dist.barrier()
-dist.destroy_process_group()
+if __name__ == "__main__":
+    for r in range(world):  # one after the other: long lines written together would interleave
+        if r == rank:
+            print("RESULT " + json.dumps(out), flush=True)
+        dist.barrier()
+    dist.destroy_process_group()

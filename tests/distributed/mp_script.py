@@ -1,6 +1,7 @@
 """Run by test_multiprocess.py as `python -m torchjax.distributed.run --nproc-per-node 2`:
 each of the 2 processes checks the collectives, DDP training and a DistributedSampler epoch,
-and prints its results as JSON lines."""
+then runs mp_compiled_script.py's checks (test_mp_compiled.py's), and prints its results as
+JSON lines."""
 
 import faulthandler
 import json
@@ -227,6 +228,14 @@ def sync_bn(compiled):
 out["sync_bn"] = sync_bn(False)
 out["sync_bn_compiled"] = sync_bn(True)
 
+# test_mp_compiled.py's checks, in this job (see there)
+import mp_compiled_script  # noqa: E402
+
+out["compiled"] = mp_compiled_script.out
+
+for r in range(world):  # one after the other: long lines written together would interleave
+    if r == rank:
+        print("RESULT " + json.dumps(out), flush=True)
+    dist.barrier()
 dist.destroy_process_group()
-print("RESULT " + json.dumps(out), flush=True)
 sys.exit(0)

@@ -8,12 +8,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.distributed.conftest import HERE, ROOT, _env
+from tests.distributed.conftest import HERE, ROOT, _env, launcher
 
 _TIMEOUT = 300  # a hang (a rank waiting for the other in a collective) fails the test
 
@@ -24,8 +23,7 @@ def _run_job(cache_dir) -> list:
     env.pop("TORCHJAX_CACHE", None)
     env.pop("TORCHJAX_CACHE_PROGRAMS", None)
     # its own session: on a timeout the launcher and both ranks are killed together
-    p = subprocess.Popen([sys.executable, "-m", "torchjax.distributed.run", "--nproc-per-node",
-                          "2", str(HERE / "mp_cache_script.py")], env=env, cwd=ROOT,
+    p = subprocess.Popen(launcher(2, HERE / "mp_cache_script.py"), env=env, cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     try:
@@ -56,6 +54,10 @@ def test_second_run_compiles_nothing(runs):
         assert warm[r]["stats"]["cache_hits"] == (cold[r]["stats"]["compiled"]
                                                  + cold[r]["stats"]["cache_hits"])
         assert cold[r]["warnings"] == [] and warm[r]["warnings"] == []
+        # and nothing of torchjax's was traced to be looked up: programs on DDP's and FSDP's
+        # arrays over both processes are in the program cache too (14 per rank were not)
+        assert warm[r]["stats"]["unkeyed"] == 0, warm[r]["stats"]
+        assert warm[r]["stats"]["traced"] < cold[r]["stats"]["traced"]
 
 
 def test_second_run_gives_the_first_runs_results(runs):

@@ -1,5 +1,6 @@
 """Compiled steps across 2 processes on 127.0.0.1 (`python -m torchjax.distributed.run`),
-each one SPMD program, against the same steps run eagerly (mp_compiled_script.py)."""
+each one SPMD program, against the same steps run eagerly (mp_compiled_script.py, run in
+test_multiprocess.py's job: its "compiled" entry)."""
 
 
 import numpy as np
@@ -7,12 +8,12 @@ import pytest
 
 from tests.distributed.conftest import rank_results
 
-SCRIPT = "2 processes: mp_compiled_script.py"
+SCRIPT = "2 processes: mp_script.py"
 
 
 @pytest.fixture(scope="module")
 def ranks():
-    return rank_results(SCRIPT)
+    return [r["compiled"] for r in rank_results(SCRIPT)]
 
 
 def test_rank_dependent_collectives_compile_to_one_program(ranks):

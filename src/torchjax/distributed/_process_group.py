@@ -92,9 +92,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise RuntimeError(f"init_process_group: WORLD_SIZE is {world} but JAX runs "
                            f"{jax.process_count()} processes")
     if world > 1:  # compiled steps: traced per rank, one program over every process
-        from . import _per_rank, _sync_batchnorm
+        from . import _exit, _per_rank, _sync_batchnorm
         _per_rank.install()
         _sync_batchnorm.install()
+        _exit.install()  # a failing rank exits without JAX's exit barrier (see there)
     _STATE.initialized = True
     _STATE.backend = backend or ("gloo" if jax.default_backend() == "cpu" else "nccl")
     GroupMember.WORLD = ProcessGroup(list(range(world)))
@@ -117,9 +118,10 @@ def destroy_process_group(group=None) -> None:
         _no_group()
     if group is not None and group is not GroupMember.WORLD:
         return
-    from . import _per_rank, _sync_batchnorm
+    from . import _exit, _per_rank, _sync_batchnorm
     _per_rank.uninstall()
     _sync_batchnorm.uninstall()
+    _exit.uninstall()
     if _STATE.started_jax:
         jax.distributed.shutdown()
         _STATE.started_jax = False

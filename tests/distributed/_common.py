@@ -1,0 +1,69 @@
+"""What the distributed scripts here and bench/bench_distributed.py, bench/bench_mp_first_step.py
+all set up: 8 virtual CPU devices, the environment of a job's processes, batches, a
+cross-entropy training step, a comparison of values, the bytes device 0 holds. Imports nothing heavy at the top: `eight_devices`
+must run before jax is imported."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRC = os.path.join(ROOT, "src")
+
+
+def eight_devices() -> None:
+    """XLA's 8 virtual CPU devices for this process: read once, when jax is imported."""
+    if "jax" in sys.modules:
+        raise RuntimeError("eight_devices() must run before jax is imported")
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                               " --xla_force_host_platform_device_count=8").strip()
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def job_env(xla_flags: str = "", **extra) -> dict:
+    """The environment of a job's processes: this tree's torchjax (and tests) importable,
+    XLA_FLAGS only as given (a job's ranks see one device each unless they ask for more)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([SRC, ROOT, env.get("PYTHONPATH", "")])
+    env["XLA_FLAGS"] = xla_flags
+    env.update(extra)
+    return env
+
+
+def train_step(model, opt):
+    """PyTorch's usual step: zero the gradients, cross-entropy of the model's output,
+    backward, the optimizer's step; returns the loss."""
+    import torchjax.nn.functional as F
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def batches(features: int, classes: int, steps: int = 5, n: int = 32) -> list:
+    """`steps` batches (x, y) of n rows: float32 inputs from a standard normal, labels in
+    [0, classes); the same every call (seed 0)."""
+    import numpy as np
+
+    import torchjax as torch
+    g = np.random.default_rng(0)
+    return [(torch.tensor(g.standard_normal((n, features)).astype(np.float32)),
+             torch.tensor(g.integers(0, classes, n))) for _ in range(steps)]
+
+
+def close(a, b, tol=1e-5):
+    """Two tensors' values agree to `tol` (relative and absolute)."""
+    import numpy as np
+    np.testing.assert_allclose(np.asarray(a.detach()._data), np.asarray(b.detach()._data),
+                               rtol=tol, atol=tol)
+
+
+def device0_bytes(arrays):
+    """Bytes that device 0 holds of these (jax) arrays, and their total size."""
+    mine = sum(s.data.nbytes for a in arrays for s in a.addressable_shards if s.device.id == 0)
+    return mine, sum(a.nbytes for a in arrays)
