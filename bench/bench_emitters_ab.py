@@ -1,6 +1,7 @@
 """XLA's CPU emitters for eager mode's programs, A/B in one process: the legacy emitters
-(torchjax's default on CPU) against XLA's default fusion emitters, steady step time of the same
-models and the compile time of their first step.
+against XLA's default fusion emitters (torchjax's default), steady step time of the same
+models and the compile time of their first step (docs/performance.md, "XLA's CPU emitters
+for eager mode").
 
     python bench/bench_emitters_ab.py                                  # every case, 6 rounds
     python bench/bench_emitters_ab.py --cases cnn,mlp_big --rounds 10
@@ -10,7 +11,8 @@ Each round runs every case's step `--number` times under one setting, then under
 executables held in memory; the warm-up steps after it load the setting's own from the program
 cache (a temporary directory) and are not timed. Reported per case: the median over rounds of
 legacy time / XLA-default time, and the seconds spent compiling the first round's programs
-under each setting. Cases: cnn, gpt, lstm (bench_startup.py's models and data) and mlp_big,
+under each setting (the setting that goes first also compiles what both share: compare the
+first-step CPU of bench_startup.py run with each instead). Cases: cnn, gpt, lstm (bench_startup.py's models and data) and mlp_big,
 transformer, tree_same (bench_dynamic.py's rows).
 """
 
