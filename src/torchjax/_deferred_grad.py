@@ -25,7 +25,7 @@ import numpy as np
 
 from ._autograd import anomaly
 from ._autograd import saved_hooks as _saved_hooks
-from ._autograd.node import accumulator_of
+from ._autograd.node import accumulator_of, list_edges
 from ._linearize import ACTIVE as _LINEARIZE
 from ._tensor import Tensor
 
@@ -151,16 +151,7 @@ def list_node(prep, hit, tensors):
     """The node of a deferred cat/stack (_record_list's rows: no saved tensor), or None."""
     if not prep.list_plain or hit[2] is None:
         return None
-    edges = []
-    pattern = 0
-    for x in tensors:
-        pattern <<= 1
-        if x._requires_grad:
-            fn = x._grad_fn
-            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
-            pattern |= 1
-        else:
-            edges.append(None)
+    edges, pattern = list_edges(tensors)
     spec = hit[2].get(pattern)
     if spec is None:
         return None

@@ -12,7 +12,7 @@ and the version stamps.
 from __future__ import annotations
 
 from ._autograd import saved_hooks as _saved_hooks
-from ._autograd.node import accumulator_of
+from ._autograd.node import accumulator_of, list_edges
 from ._dispatch import _CONCRETE, _INEXACT, _key_stat, _make_view, _node_cls, _wrap_outputs
 from ._pure import _L, _S, _SCALARS, _T, _from_result, _spec_for
 from ._tensor import Tensor
@@ -163,16 +163,7 @@ def _record_list(prep, dyn, arrays, stat, cd, out, rec=None):
     if not prep.list_plain or out.__class__ is not _CONCRETE:
         return _record(prep, dyn, arrays, stat, cd, out)
     seq = dyn[0]
-    edges = []
-    pattern = 0
-    for x in seq:
-        pattern <<= 1
-        if x._requires_grad:
-            fn = x._grad_fn
-            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
-            pattern |= 1
-        else:
-            edges.append(None)
+    edges, pattern = list_edges(seq)
     spec = None if rec is None else rec.get(pattern)
     if spec is None:
         spec = _list_spec(prep, seq, stat, cd)

@@ -180,3 +180,19 @@ def accumulator_of(tensor) -> AccumulateGrad:
         acc = AccumulateGrad(tensor)
         tensor._acc = weakref.ref(acc)
     return acc
+
+
+def list_edges(tensors):
+    """The tape edges of a tensor list's members (None where no gradient flows) and their
+    requires_grad pattern as bits, first member highest (the key of a list row's spec)."""
+    edges = []
+    pattern = 0
+    for x in tensors:
+        pattern <<= 1
+        if x._requires_grad:
+            fn = x._grad_fn
+            edges.append((fn, x._output_nr) if fn is not None else (accumulator_of(x), 0))
+            pattern |= 1
+        else:
+            edges.append(None)
+    return edges, pattern
