@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred
+from torchjax import _deferred, _result_hooks
 
 RNG = np.random.default_rng(19)
 A = RNG.standard_normal((4, 5)).astype(np.float32)
@@ -24,7 +24,10 @@ B = RNG.standard_normal((4, 5)).astype(np.float32)
 
 
 @pytest.fixture(autouse=True)
-def deferred_on():
+def deferred_on(monkeypatch):
+    # (a DTensor made earlier in the worker leaves its result hook installed, and no op is
+    # deferred while one is: these tests are about plain tensors)
+    monkeypatch.setattr(_result_hooks.STATE, "hooks", ())
     was = _deferred.ON[0]
     _deferred.ON[0] = True
     yield
@@ -52,17 +55,24 @@ def _close(ref, got, **kw):
 
 
 def test_no_grad_chain_is_deferred_and_runs_as_one_program():
-    x = torchjax.tensor(A)
+    # a shape of its own: the counts below start from fast-path entries no other test made
+    a = RNG.standard_normal((3, 17)).astype(np.float32)
+    x = torchjax.tensor(a)
     before = dict(_deferred.STATS)
-    for i in range(6):
+    counts = []
+    for i in range(14):  # (a number used 8 times becomes a kept array: _scalar_args)
         with torchjax.no_grad():
             y = (x * 2 + 1).sum()
         if i:
             assert _pending(y)
-        assert float(y) == pytest.approx(float((torch.tensor(A) * 2 + 1).sum()), rel=1e-6)
-    # the first run is eager, the second op by op, then one program for the rest
-    assert _deferred.STATS["compiled"] - before["compiled"] == 1
-    assert _deferred.STATS["op_by_op"] - before["op_by_op"] == 1
+        assert float(y) == pytest.approx(float((torch.tensor(a) * 2 + 1).sum()), rel=1e-6)
+        counts.append((_deferred.STATS["compiled"], _deferred.STATS["op_by_op"]))
+    # the first run is eager, the second op by op, then one program for the rest (once the
+    # numbers 2 and 1 have each been used 8 times in the process, each becomes a constant
+    # of the program: up to two more programs, then none)
+    assert 1 <= _deferred.STATS["compiled"] - before["compiled"] <= 3
+    assert _deferred.STATS["op_by_op"] - before["op_by_op"] >= 1
+    assert counts[-1] == counts[-4]  # the last runs: one cached program, nothing op by op
     # x * 2 and + 1 died inside the expression: the program returns the sum only
     assert list(_deferred._PROGRAMS)[-1][1] == (2,)
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred, _deferred_grad
+from torchjax import _deferred, _deferred_grad, _result_hooks
 
 RNG = np.random.default_rng(1919)
 D = 16
@@ -26,7 +26,8 @@ TOKENS = RNG.integers(0, 20, 8)
 
 
 @pytest.fixture(autouse=True)
-def deferred_grad_on():
+def deferred_grad_on(monkeypatch):
+    monkeypatch.setattr(_result_hooks.STATE, "hooks", ())  # (see test_deferred.py)
     was = _deferred.ON[0], _deferred.GRAD[0]
     _deferred.ON[0] = _deferred.GRAD[0] = True
     _deferred_grad._MISSES[0] = _deferred_grad._COOL[0] = 0

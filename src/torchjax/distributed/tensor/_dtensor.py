@@ -42,10 +42,21 @@ def _as_dtensor(t: Tensor, mesh: DeviceMesh, placements) -> DTensor:
     return d
 
 
+# what the first DTensor installs (_propagate.py: the hook every op then pays): importing
+# torch.distributed.tensor must not slow down a program that makes no DTensor
+_ON_FIRST: list = []
+
+
 class DTensor(Tensor):
     """A tensor laid out over a DeviceMesh (its placements say how, dimension by dimension)."""
 
     __slots__ = ()
+
+    @classmethod
+    def _wrap(cls, arr, requires_grad=False):
+        while _ON_FIRST:
+            _ON_FIRST.pop()()
+        return super()._wrap(arr, requires_grad)
 
     @property
     def device_mesh(self) -> DeviceMesh:

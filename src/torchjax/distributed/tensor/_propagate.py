@@ -34,6 +34,7 @@ from ... import _result_hooks
 from ..._tensor import Tensor
 from ...compiler import _trace
 from .._reshard import place_array
+from . import _dtensor
 from ._dtensor import DTensor
 from ._placements import Partial, Replicate, Shard, placements_of, sharding_of
 
@@ -300,5 +301,5 @@ def layout(t: Tensor):
     return place_array(t._data, sharding), _Tag(t._mesh, t._placements)
 
 
-_result_hooks.install(after_op)
+_dtensor._ON_FIRST.append(lambda: _result_hooks.install(after_op))
 _trace.LAYOUT[0] = layout
