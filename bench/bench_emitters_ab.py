@@ -1,7 +1,7 @@
 """XLA's CPU emitters for eager mode's programs, A/B in one process: the legacy emitters
 against XLA's default fusion emitters (torchjax's default), steady step time of the same
-models and the compile time of their first step (docs/performance.md, "XLA's CPU emitters
-for eager mode").
+models and the compile time of their first step (docs/performance_startup.md, "XLA's CPU
+emitters for eager mode").
 
     python bench/bench_emitters_ab.py                                  # every case, 6 rounds
     python bench/bench_emitters_ab.py --cases cnn,mlp_big --rounds 10

@@ -30,9 +30,8 @@ from torchjax import _compile_cache, _programs
 from torchjax._autograd import engine
 
 jax.config.update("jax_disable_most_optimizations", True)
-# Not in the processes tests start (tests/programs, ...): their programs would compile ~1/3
-# faster, but resnet.py's gradient norms then differ from PyTorch's by 2-7% (docs/performance.md,
-# "Time to first step").
+# Not in the processes tests start (tests/programs, ...): they run at XLA's defaults, as a
+# user's script does (docs/performance_startup.md, "The test suite's own time").
 
 # torchjax turns JAX's x64 mode on only around its own work (src/torchjax/_x64.py). Outside
 # that scope JAX would quietly truncate an explicitly 64-bit array to 32 bits (with a
