@@ -84,7 +84,12 @@ def _sticky():
     prev = (_SEEN[0], _untraceable.ON_CREATE[0])
     _SEEN[0] = seen
     _untraceable.ON_CREATE[0] = seen.append
-    originals = {name: Tensor.__dict__[name] for name in _READERS if name in Tensor.__dict__}
+    # (where each reader is defined: Tensor or one of its bases, _tensor_host.py)
+    originals = {}
+    for name in _READERS:
+        owner = next((c for c in Tensor.__mro__ if name in c.__dict__), None)
+        if owner is not None and owner is not object:
+            originals[name] = (owner, owner.__dict__[name])
 
     def noting(original):
         def reader(self, *args, **kwargs):
@@ -95,13 +100,16 @@ def _sticky():
                 raise
         return reader
 
-    for name, original in originals.items():
+    for name, (_, original) in originals.items():
         setattr(Tensor, name, noting(original))
     try:
         yield seen
     finally:
-        for name, original in originals.items():
-            setattr(Tensor, name, original)
+        for name, (owner, original) in originals.items():
+            if owner is Tensor:
+                setattr(Tensor, name, original)
+            else:  # the base's own, found again through the MRO
+                delattr(Tensor, name)
         _SEEN[0], _untraceable.ON_CREATE[0] = prev
 
 
