@@ -38,27 +38,10 @@ from torchjax._autograd import engine  # noqa: E402
 SETTINGS = {"legacy": {"xla_cpu_use_fusion_emitters": False}, "xla": None}
 
 
-def startup_step(case):
-    """bench_startup's model, data and step for `case`, in torchjax."""
-    x_np, y_np = bench_startup.data(case)
-    torchjax.manual_seed(0)
-    F = torchjax.nn.functional
-    model, opt = bench_startup.BUILD[case](torchjax)
-    x, y = torchjax.tensor(x_np), torchjax.tensor(y_np)
-
-    def step():
-        opt.zero_grad()
-        logits = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-        loss.backward()
-        opt.step()
-        return loss.item()
-    return step
-
-
 def make_step(case):
     if case in bench_startup.BUILD:
-        return startup_step(case)
+        torchjax.manual_seed(0)
+        return bench_startup.training_step(torchjax, case, *bench_startup.data(case))
     return bench_dynamic.ROWS[case][1](torchjax)
 
 

@@ -136,17 +136,12 @@ def data(case):
 BUILD = {"cnn": build_cnn, "gpt": build_gpt, "lstm": build_lstm}
 
 
-def torch_api_run(lib, case, steps):
-    """Times after building + the first step, the second step and each later one; losses;
-    compile_stats after the first and the second step (torchjax only); CPU seconds of the
-    first step; seconds of the model build alone."""
-    x_np, y_np = data(case)
-    lib.manual_seed(0)
+def training_step(lib, case, x_np, y_np):
+    """Build `case`'s model and optimizer in lib and put the batch on the device: the
+    training step, returning the loss as a float (bench_emitters_ab.py times it too)."""
     F = lib.nn.functional
-    t0, c0 = time.perf_counter(), time.process_time()
     model, opt = BUILD[case](lib)
     x, y = lib.tensor(x_np), lib.tensor(y_np)
-    built = time.perf_counter()
 
     def step():
         opt.zero_grad()
@@ -155,6 +150,18 @@ def torch_api_run(lib, case, steps):
         loss.backward()
         opt.step()
         return loss.item()
+    return step
+
+
+def torch_api_run(lib, case, steps):
+    """Times after building + the first step, the second step and each later one; losses;
+    compile_stats after the first and the second step (torchjax only); CPU seconds of the
+    first step; seconds of the model build alone."""
+    x_np, y_np = data(case)
+    lib.manual_seed(0)
+    t0, c0 = time.perf_counter(), time.process_time()
+    step = training_step(lib, case, x_np, y_np)
+    built = time.perf_counter()
 
     stats = getattr(lib, "compile_stats", None)
     snaps = []  # torchjax's compile_stats after the first and the second step
