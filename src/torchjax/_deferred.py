@@ -63,6 +63,7 @@ from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _make_pure, _types
 from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
+from ._scalar_args import seen_enough as _seen_enough
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
 from ._x64 import KEPT as _KEPT_X64
@@ -128,6 +129,37 @@ class _Local(threading.local):
 _LOCAL = _Local()
 
 
+def _input(v, seq, ext):
+    """(source, aval) of tensor v as an input of seq's next op: ~i for the result of its op i,
+    else the index of v's array in ext (appended); None when v cannot be one."""
+    # (whatever writes a pending tensor's `_data` without reading it first clears `_lazy`:
+    # Tensor.data's setter)
+    lz = v._lazy
+    if lz is not None:
+        if lz[0] is not seq:
+            # pending in another thread's sequence: the usual path runs that one, outside
+            # this sequence's lock (two threads each waiting for the other's lock would
+            # never finish)
+            return None
+        return ~lz[1], lz[2]
+    a = v._data
+    if a.__class__ is not _CONCRETE or a._committed:
+        # only arrays JAX may place freely: arrays put on a device (another GPU, a mesh)
+        # could meet arrays of another one in the sequence's program
+        return None
+    ext.append(a)
+    return len(ext) - 1, a.aval
+
+
+def _pending_result(seq, i, aval):
+    """The pending tensor of seq's op i: no `_data` until a read runs the sequence."""
+    t = _wrap(None)
+    del t._data
+    t._lazy = (seq, i, aval)
+    seq.results.append(t)
+    return t
+
+
 def record(prep, fast, dyn, stat):
     """A pending tensor for the call, or None when it is not deferred (the caller then runs
     it as usual; reading a pending argument's `_data` there runs the sequence first).
@@ -155,26 +187,11 @@ def record(prep, fast, dyn, stat):
     keys = [stat, _types(stat) if stat else ()]
     for v in dyn:
         if isinstance(v, Tensor):
-            lz = v._lazy
-            # (whatever writes a pending tensor's `_data` without reading it first clears
-            # `_lazy`: Tensor.data's setter)
-            if lz is not None:
-                if lz[0] is not seq:
-                    # pending in another thread's sequence: the usual path runs that one,
-                    # outside this sequence's lock (two threads each waiting for the
-                    # other's lock would never finish)
-                    break
-                skey.append(~lz[1])
-                av = lz[2]
-            else:
-                a = v._data
-                if a.__class__ is not _CONCRETE or a._committed:
-                    # only arrays JAX may place freely: arrays put on a device (another
-                    # GPU, a mesh) could meet arrays of another one in the sequence's program
-                    break
-                av = a.aval
-                skey.append(len(ext))
-                ext.append(a)
+            got = _input(v, seq, ext)
+            if got is None:
+                break
+            src, av = got
+            skey.append(src)
             keys.append(av.dtype)
             keys.append(av.shape)
         elif v.__class__ in _SCALARS:
@@ -207,10 +224,7 @@ def record(prep, fast, dyn, stat):
             if aval is not None and (made is not None or not rg):
                 skey[k0] = meta[0]
                 seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
-                t = _wrap(None)
-                del t._data
-                t._lazy = (seq, i, aval)
-                seq.results.append(t)
+                t = _pending_result(seq, i, aval)
                 if made is not None:
                     _grad.finish(t, *made, seq, aval)
                 if i + 1 >= MAX_OPS:
@@ -246,21 +260,11 @@ def record_list(prep, fast, dyn, stat):
     keys = [stat, _types(stat) if stat else ()]
     specs = []
     for v in tensors:
-        if not isinstance(v, Tensor):
+        got = _input(v, seq, ext) if isinstance(v, Tensor) else None
+        if got is None:
             break
-        lz = v._lazy
-        if lz is not None:
-            if lz[0] is not seq:  # another thread's (see record)
-                break
-            srcs.append(~lz[1])
-            av = lz[2]
-        else:
-            a = v._data
-            if a.__class__ is not _CONCRETE or a._committed:
-                break
-            av = a.aval
-            srcs.append(len(ext))
-            ext.append(a)
+        src, av = got
+        srcs.append(src)
         keys.append(av.dtype)
         keys.append(av.shape)
         specs.append(av)
@@ -284,10 +288,7 @@ def record_list(prep, fast, dyn, stat):
                 skey.append(meta[0])
                 skey.append((None, tuple(srcs)))
                 seq.ops.append((hit[0], meta[2], k0 + 1, k0 + 2))
-                t = _wrap(None)
-                del t._data
-                t._lazy = (seq, i, aval)
-                seq.results.append(t)
+                t = _pending_result(seq, i, aval)
                 if node is not None:
                     _grad.finish(t, node, False, False, seq, aval)
                 if i + 1 >= MAX_OPS:
@@ -471,13 +472,8 @@ def _outputs(key, ops, ext, flat, live):
 
 def _compile_or_count(key, ops, live):
     """The sequence's program once it has been seen COMPILE_AFTER times, else None."""
-    n = _SEEN.get(key, 0) + 1
-    if n < COMPILE_AFTER:
-        if len(_SEEN) >= _MAX_SEEN:
-            _SEEN.clear()
-        _SEEN[key] = n
+    if not _seen_enough(_SEEN, key, COMPILE_AFTER, _MAX_SEEN):
         return None
-    _SEEN.pop(key, None)
     if len(_PROGRAMS) >= _MAX_PROGRAMS:
         _PROGRAMS.clear()
     flat = key[0]

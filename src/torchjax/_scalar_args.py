@@ -30,6 +30,20 @@ _KEPT_CLASSES = frozenset((int, float, bool))
 _I64_MIN, _I64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
+def seen_enough(table: dict, key, times: int, limit: int) -> bool:
+    """Count one more sighting of key in table; True at the `times`-th (the count is then
+    forgotten). The table holds at most `limit` keys (it starts over when full): what never
+    recurs stays cheap."""
+    n = table.get(key, 0) + 1
+    if n < times:
+        if len(table) >= limit:
+            table.clear()
+        table[key] = n
+        return False
+    table.pop(key, None)  # (another thread may have cleared the table)
+    return True
+
+
 def on_device(v):
     """The kept array for the number v, or v itself (not kept yet, or never keepable)."""
     cls = v.__class__
@@ -46,13 +60,8 @@ def on_device(v):
             return v
     elif cls is int and not _I64_MIN <= v <= _I64_MAX:
         return v
-    n = _SEEN.get(key, 0) + 1
-    if n < _AFTER:
-        if len(_SEEN) >= _MAX:
-            _SEEN.clear()
-        _SEEN[key] = n
+    if not seen_enough(_SEEN, key, _AFTER, _MAX):
         return v
-    _SEEN.pop(key, None)  # (another thread may have cleared the table)
     if len(_ARRAYS) >= _MAX:
         _ARRAYS.clear()
     got = _ARRAYS[key] = jax.device_put(v)
