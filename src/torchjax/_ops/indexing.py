@@ -308,6 +308,7 @@ def _window(spec) -> bool:
 
 
 _SLICE_STARTS: dict = {}
+_SLICE_STARTS_MAX = 256
 
 
 def _slice_starts(self, k, spec):
@@ -323,6 +324,8 @@ def _slice_starts(self, k, spec):
             rest = x.shape[len(sizes):]
             out = lax.dynamic_slice(x, [starts[i] for i in range(x.ndim)], (*sizes, *rest))
             return out.reshape(*[n for n, keep in zip(sizes, kept) if keep], *rest)
+        if len(_SLICE_STARTS) >= _SLICE_STARTS_MAX:  # ever-new window sizes
+            _SLICE_STARTS.clear()
         f = _SLICE_STARTS[(sizes, kept)] = _programs.jit(window)
     starts = np.zeros(self._data.ndim, np.int32)
     starts[:len(spec)] = [e if type(e) is int else e[0] for e in spec]
