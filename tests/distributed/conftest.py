@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import _FAST_COMPILE
 from tests.distributed._common import job_env
 
 HERE = Path(__file__).parent
@@ -40,22 +41,12 @@ _SETS = (("ddp_script.py", "fsdp_script.py", "tp_script.py"),
 _SHARED: list = []  # the directory xdist workers share (set by the session fixture)
 
 
-def _fast_compile_flag() -> str:
-    """XLA:CPU's legacy emitters compile the scripts' hundreds of small programs faster than
-    its fusion emitters (one run each, user CPU: dtensor_script.py 9.5 s to 7.6 s,
-    fsdp_script.py 7.5 s to 5.0 s), as the in-process tests use them (tests/conftest.py).
-    Every check here passes under both, each at its own tolerance against PyTorch or one
-    device. An XLA that no longer knows the option would abort on the flag: then XLA's
-    defaults."""
-    import jax
-    try:
-        jax.jit(lambda x: x + 1).lower(1.0).compile({"xla_cpu_use_fusion_emitters": False})
-    except Exception:  # noqa: BLE001  (JaxRuntimeError: "No such compile option")
-        return ""
-    return "--xla_cpu_use_fusion_emitters=false"
-
-
-_XLA_FLAGS = _fast_compile_flag()
+# XLA:CPU's legacy emitters compile the scripts' hundreds of small programs faster than its
+# fusion emitters (one run each, user CPU: dtensor_script.py 9.5 s to 7.6 s, fsdp_script.py
+# 7.5 s to 5.0 s), as the in-process tests use them; every check here passes under both,
+# each at its own tolerance against PyTorch or one device. tests/conftest.py found whether
+# this XLA still knows the option (an XLA that did not would abort on the flag)
+_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false" if _FAST_COMPILE else ""
 
 
 def _env():
