@@ -31,8 +31,8 @@ def test_a_new_shape_compiles_nothing(make):
 
 def test_a_shape_made_again_and_again_gets_its_program():
     shape = (5, int(np.random.default_rng().integers(1000, 10**5)))
-    counts = [_programs(lambda: torch.zeros(shape))[0] for _ in range(_one_off.HOST_CALLS + 2)]
-    assert counts == [0] * _one_off.HOST_CALLS + [1, 0], counts
+    counts = [_programs(lambda: torch.zeros(shape))[0] for _ in range(_one_off.FILL_CALLS + 2)]
+    assert counts == [0] * _one_off.FILL_CALLS + [1, 0], counts
 
 
 def test_values_and_dtypes_match_the_compiled_path():
@@ -89,3 +89,41 @@ def test_tensor_of_a_list_compiles_nothing():
     assert t.dtype == torch.float32 and i.dtype == torch.int64
     assert not t._data.weak_type and not i._data.weak_type
     assert t.tolist() == [[1.5, 2.0], [3.0, 4.0], [5.0, 6.5]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int64",
+                                   "uint8", "complex64", "bool"])
+@pytest.mark.parametrize("fill", ["ones_", "zeros_", "constant_2.5", "constant_0.1",
+                                  "constant_-3", "constant_nan"])
+def test_init_fills_match_pytorch(dtype, fill):
+    """nn.init's fills are made on the host where NumPy gives the exact value, else by the fill
+    program; either way PyTorch's values and dtype."""
+    import torch as real
+
+    def run(lib):
+        t = lib.zeros(3, 5, dtype=getattr(lib, dtype))
+        name, _, val = fill.partition("_")
+        init = getattr(lib.nn.init, name + "_")
+        try:
+            out = init(t, float(val)) if val else init(t)
+        except Exception as e:  # noqa: BLE001  (the same error in both)
+            return type(e).__name__
+        assert out is t
+        return t.to(lib.float64).numpy() if dtype != "complex64" else t.numpy()
+
+    got, want = run(torch), run(real)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_init_fill_of_a_new_shape_compiles_nothing():
+    width = int(np.random.default_rng().integers(1000, 10**5))
+    norm = torch.nn.LayerNorm(width)  # ones_ and zeros_ of a shape no other test uses
+    programs, _ = _programs(lambda: (torch.nn.init.ones_(norm.weight),
+                                     torch.nn.init.zeros_(norm.bias),
+                                     torch.nn.init.constant_(norm.bias, 0.5)))
+    assert programs == 0
+    np.testing.assert_array_equal(norm.bias.detach().numpy(), np.full(width, 0.5, np.float32))
+    assert norm.weight._version == 2 and norm.bias._version == 3  # (LayerNorm's init made 1 each)

@@ -267,7 +267,7 @@ def _full_array(shape, value, d):
     # zeros and ones only: they are exact in every dtype, where NumPy and JAX could convert
     # another fill value differently (an out-of-range integer, a NaN into an integer dtype)
     if (value == 0 or value == 1) and type(value) in (int, float, bool) and _one_off.few(
-            ("full", shape, value, d.np), math.prod(shape)):
+            ("full", shape, value, d.np), math.prod(shape), _one_off.FILL_CALLS):
         return _one_off.to_device(np.full(shape, value, d.np))
     return _filled(shape, value, d.np)()
 

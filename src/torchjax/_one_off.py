@@ -27,6 +27,11 @@ except (ImportError, AttributeError):  # a JAX without it: always compile, as be
         return False
 
 HOST_CALLS = 2
+# A fill (zeros, ones, init.constant_) is cheaper still to make on the host (np.full and a
+# copy, ~10 us for a small array) and its program is a 20-40 ms compile of a broadcast, so a
+# shape gets it only after this many calls: a model builds many LayerNorms of one width (two
+# fills each), an LSTM makes its zero state twice per forward.
+FILL_CALLS = 16
 # Larger arrays are filled on the device: a host buffer and a copy of this size (16 MB of
 # float32) is about what a compile costs, and a GPU would wait for the transfer.
 _HOST_MAX = 1 << 22
