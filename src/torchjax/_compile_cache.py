@@ -405,3 +405,40 @@ def _make_file_cache_class(CacheInterface):
                           "programs are compiled but not kept")
 
     return FileCache
+
+
+_bypass_lock = threading.Lock()
+_bypassing = [0, None]  # threads inside without_jax_cache, JAX's state before the first
+
+
+class without_jax_cache:
+    """A compile whose executable goes to the program cache skips JAX's persistent cache:
+    an executable JAX loaded from its cache cannot be serialized again (XLA:CPU's copy fails
+    at run time with "Function ... not found"), so after torchjax changed (new keys here, the
+    same lowered programs there) JAX's entries would keep this cache from ever filling. JAX
+    decides once per process whether its cache is in use (compilation_cache._cache_used);
+    that answer is switched off while such a compile runs. Process-wide: another thread's
+    compile in that window also skips JAX's cache, which costs it a compile, nothing else."""
+
+    def __enter__(self):
+        try:
+            from jax._src import compilation_cache as cc
+        except ImportError:  # pragma: no cover
+            return self
+        with _bypass_lock:
+            if _bypassing[0] == 0:
+                _bypassing[1] = (cc._cache_checked, cc._cache_used)
+                cc._cache_checked, cc._cache_used = True, False
+            _bypassing[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            from jax._src import compilation_cache as cc
+        except ImportError:  # pragma: no cover
+            return False
+        with _bypass_lock:
+            _bypassing[0] -= 1
+            if _bypassing[0] == 0:
+                cc._cache_checked, cc._cache_used = _bypassing[1]
+        return False

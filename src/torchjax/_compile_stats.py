@@ -231,8 +231,11 @@ def _label(frame) -> str | None:
 
 def _origin() -> tuple[str, str]:
     what = fallback = where = ""
-    if threading.current_thread().name == "torchjax-fused-backward":  # _autograd/engine.py
+    name = threading.current_thread().name
+    if name == "torchjax-fused-backward":  # _autograd/engine.py
         return "fused backward (compiled on its own thread)", ""
+    if name.startswith("torchjax-compile-soon "):  # _programs._Soon
+        return name[len("torchjax-compile-soon "):] + " (compiled ahead on its own thread)", ""
     try:
         frame = sys._getframe(1)
         while frame is not None:

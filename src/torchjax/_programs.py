@@ -391,6 +391,8 @@ class _Program:
         # so a call under x64 never meets the executable made without it)
         sig = (sig, _config.trace_context(), _default_dtype())
         compiled = self.compiled.get(sig)
+        if compiled.__class__ is _Soon:  # being compiled on another thread (compile_soon)
+            compiled = compiled.wait(self.compiled, sig)
         if compiled is None:
             compiled, key = self._make(args, sig)
             if key is not None:  # loaded from disk: its first run is its test
@@ -428,7 +430,7 @@ class _Program:
         if key is None:
             return self.jit.lower(*args).compile(compiler_options)
         lowered = self.jit.lower(*args)
-        with _without_jax_cache():
+        with _compile_cache.without_jax_cache():
             compiled = lowered.compile(compiler_options)
         _compile_stats.count_program_miss()
         if not _compile_stats.loaded_by_jax():
@@ -454,50 +456,57 @@ class _Program:
             if key is None:
                 compiled = lowered.compile(compiler_options)
             else:
-                with _without_jax_cache():
+                with _compile_cache.without_jax_cache():
                     compiled = lowered.compile(compiler_options)
                 _compile_stats.count_program_miss()
             self.compiled[sig] = compiled
             if key is not None and not _compile_stats.loaded_by_jax():
                 _save(_get_store(), key, compiled, lowered)
+        work.sig = sig
         return work
 
-
-_bypass_lock = threading.Lock()
-_bypassing = [0, None]  # threads inside _without_jax_cache, JAX's state before the first
-
-
-class _without_jax_cache:
-    """A compile whose executable goes to the program cache skips JAX's persistent cache:
-    an executable JAX loaded from its cache cannot be serialized again (XLA:CPU's copy fails
-    at run time with "Function ... not found"), so after torchjax changed (new keys here, the
-    same lowered programs there) JAX's entries would keep this cache from ever filling. JAX
-    decides once per process whether its cache is in use (compilation_cache._cache_used);
-    that answer is switched off while such a compile runs. Process-wide: another thread's
-    compile in that window also skips JAX's cache, which costs it a compile, nothing else."""
-
-    def __enter__(self):
-        try:
-            from jax._src import compilation_cache as cc
-        except ImportError:  # pragma: no cover
-            return self
-        with _bypass_lock:
-            if _bypassing[0] == 0:
-                _bypassing[1] = (cc._cache_checked, cc._cache_used)
-                cc._cache_checked, cc._cache_used = True, False
-            _bypassing[0] += 1
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            from jax._src import compilation_cache as cc
-        except ImportError:  # pragma: no cover
+    def compile_soon(self, args, label: str) -> bool:
+        """Start making the executable for `args` on another thread; a call with their
+        signature meanwhile waits for it rather than compiling it a second time. False when
+        there is nothing to start (known, on disk, or not nameable)."""
+        if not _core.trace_state_clean() or signature(args) is None:
+            return False  # (compile_ahead would lower it here for nothing)
+        work = self.compile_ahead(args)
+        sig = getattr(work, "sig", None)
+        if sig is None or sig in self.compiled:
             return False
-        with _bypass_lock:
-            _bypassing[0] -= 1
-            if _bypassing[0] == 0:
-                cc._cache_checked, cc._cache_used = _bypassing[1]
-        return False
+        self.compiled[sig] = _Soon(work, label)
+        return True
+
+
+class _Soon:
+    """An executable being compiled on its own thread (XLA's compile releases the GIL, so on
+    a second core it overlaps the caller's work). Not a daemon: the interpreter waits for it
+    at exit rather than tearing XLA down under a running compile."""
+
+    __slots__ = ("thread",)
+
+    def __init__(self, work, label):
+        # (the name is what TORCHJAX_LOGS=compiles reports: _compile_stats._origin)
+        self.thread = threading.Thread(target=self._run, args=(work,), daemon=False,
+                                       name=f"torchjax-compile-soon {label}")
+        self.thread.start()
+
+    @staticmethod
+    def _run(work):
+        try:
+            work()  # stores the executable under its signature
+        except Exception:  # noqa: BLE001  (the caller's own call compiles again, and raises)
+            pass
+
+    def wait(self, table, sig):
+        """The executable once made (None if the compile failed: the caller makes it)."""
+        self.thread.join()
+        got = table.get(sig)
+        if got is self:
+            del table[sig]
+            return None
+        return got
 
 
 def _device_of(args):
@@ -571,6 +580,14 @@ def compile_ahead(f, args):
         lowered = f.lower(*args)
         return lambda: lowered.compile()
     return prog.compile_ahead(args)
+
+
+def compile_soon(f, args, label: str) -> bool:
+    """Start compiling `f`'s executable for `args` on another thread (see _Soon; `label`
+    names it in TORCHJAX_LOGS=compiles); a call with their signature waits for it. Only for
+    program-cache programs (False otherwise)."""
+    prog = getattr(f, "_program", None)
+    return prog is not None and prog.compile_soon(args, label)
 
 
 def clear() -> None:

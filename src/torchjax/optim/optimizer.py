@@ -25,6 +25,7 @@ from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
 from .._x64 import scope
+from . import _first_step
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -195,6 +196,7 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for param_group in param_groups:
             self.add_param_group(param_group)
+        _first_step.register(self)
 
     # -- pickling and repr ---------------------------------------------------------------------
 
@@ -501,13 +503,12 @@ class Optimizer:
                 states.append(st)
         else:
             fresh = [False] * len(ps)
-        arrays = [{k: _array(v) for k, v in st.items()} for st in states] or [{}] * len(ps)
         hypers = self._hypers(group)
         if HYPER_HOOK is not None:
             hypers = HYPER_HOOK(self, group, hypers)
-        new_params, new_states = _runner(
-            type(self)._update, self._options(group), bool(group.get("maximize", False)))(
-            hypers, [p._data for p in ps], [p.grad._data for p in ps], arrays, fresh)
+        run, args = self._update_call(group, hypers, ps, [p.grad._data for p in ps], states,
+                                      fresh)
+        new_params, new_states = run(*args)
         for p, a in zip(ps, new_params):
             p._write(a)
         for st, ns in zip(states, new_states):
@@ -516,6 +517,37 @@ class Optimizer:
                     st[k]._data = a
                 else:
                     st[k] = Tensor._wrap(a)
+
+
+    def _update_call(self, group, hypers, ps, grads, states, fresh):
+        """The group's jitted update and its arguments (the step's, or compile_first_update's
+        stand-ins, which must give the same program)."""
+        arrays = [{k: _array(v) for k, v in st.items()} for st in states] or [{}] * len(ps)
+        run = _runner(type(self)._update, self._options(group),
+                      bool(group.get("maximize", False)))
+        return run, (hypers, [p._data for p in ps], grads, arrays, fresh)
+
+    def _compile_first_update(self) -> None:
+        """Start compiling, on another thread, each group's update program as the coming step
+        will call it (optim/_first_step.py says when and why): every parameter that requires
+        grad is taken to get one, its own array standing in for the gradient (same type and
+        placement), and state not made yet is made here and dropped (PyTorch's state stays
+        empty until the first step). A wrong guess costs a compile nobody uses, never a
+        result: the program is only found by its exact argument types."""
+        if HYPER_HOOK is not None or not hasattr(type(self), "_update"):
+            return
+        for group in self.param_groups:
+            ps = [p for p in group["params"] if p.requires_grad or p.grad is not None]
+            if not ps or sum(p._data.nbytes for p in ps) > _first_step.MAX_BYTES:
+                continue
+            if self._stateful(group):
+                states = [self.state.get(p) or self._init_state(p, group) for p in ps]
+                fresh = [not self.state.get(p) for p in ps]
+            else:
+                states, fresh = [], [False] * len(ps)
+            run, args = self._update_call(group, self._hypers(group), ps,
+                                          [p._data for p in ps], states, fresh)
+            _programs.compile_soon(run, args, f"{type(self).__name__}'s update")
 
 
 def zeros_state(p) -> Tensor:

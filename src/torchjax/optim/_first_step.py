@@ -1,0 +1,52 @@
+"""The first optimizer step's update program, compiled while the first backward runs.
+
+A script's first step waits for every program it needs, one after the other: the forward's
+ops, the fused backward, then the optimizer's update (0.15-0.3 s of XLA compile for Adam over
+a small model's parameters). The update's arguments are known before the step: the
+parameters, gradients shaped like them, and the optimizer's state. So when a backward starts
+while an optimizer has not stepped yet, its update program is traced and lowered there and
+compiled on another thread (XLA's compile releases the GIL), beside the backward's own
+compile; the step then finds it made, or waits for it, never compiles it twice
+(_programs.compile_soon).
+
+Why at the backward and not when the optimizer is made: inside torchjax.compile the step is
+traced into one program and the eager update is never run, and a test or script that makes an
+optimizer without training would compile for nothing; a top-level backward says an eager
+step is coming. A process with the program cache off (TORCHJAX_CACHE=0) gets no head start:
+the guess is only ever found through that cache's exact signature.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .. import _one_off
+from .._autograd.node import BEFORE_BACKWARD
+
+# off: every update program is compiled by its first step, as before
+AHEAD = [True]
+# parameters beyond this many bytes: the guess makes state it then drops (the first step makes
+# it again), whose allocation would cost more than the overlap saves
+MAX_BYTES = 256 << 20
+_waiting: weakref.WeakSet = weakref.WeakSet()
+
+
+def register(optimizer) -> None:
+    """`optimizer` is new: its update program is started by the next top-level backward."""
+    if AHEAD[0]:
+        _waiting.add(optimizer)
+
+
+def _before_backward() -> None:
+    if not _waiting or not _one_off.top_level():
+        return
+    waiting = list(_waiting)
+    _waiting.clear()
+    for optimizer in waiting:
+        try:
+            optimizer._compile_first_update()
+        except Exception:  # noqa: BLE001  (a guess: the step makes its program, or raises, itself)
+            pass
+
+
+BEFORE_BACKWARD.append(_before_backward)

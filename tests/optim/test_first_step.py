@@ -1,0 +1,142 @@
+"""The first step's update program is compiled while the first backward runs
+(torchjax/optim/_first_step.py): the step then traces and compiles nothing, the results are
+PyTorch's, and a wrong guess (a parameter that gets no gradient) only costs a compile."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import torchjax
+from torchjax import _programs
+from torchjax.optim import _first_step
+
+
+def _width() -> int:
+    # a shape no other test (or earlier run, whose programs a warm cache holds) has used:
+    # the update program must be new for the step's trace count to mean anything
+    return 5 + int.from_bytes(os.urandom(3), "little") % 20_000
+
+
+def _model(lib, width, seed=0):
+    rng = np.random.default_rng(seed)
+    w1 = rng.normal(size=(width, 3))
+    w2 = rng.normal(size=(2, width)) / np.sqrt(width)  # (the loss stays O(1) at any width)
+    # (float64: Adam's normalisation turns float32 round-off in tiny gradients into whole steps)
+    m = lib.nn.Sequential(lib.nn.Linear(3, width), lib.nn.Tanh(), lib.nn.Linear(width, 2))
+    m = m.double()
+    w1, w2 = lib.tensor(w1), lib.tensor(w2)
+    with lib.no_grad():
+        m[0].weight.copy_(w1)
+        m[0].bias.zero_()
+        m[2].weight.copy_(w2)
+        m[2].bias.zero_()
+    return m
+
+
+def _train(lib, make_opt, width, steps, unused=False):
+    m = _model(lib, width)
+    extra = lib.nn.Parameter(lib.ones(4, dtype=lib.float64))  # requires grad, never used when `unused`
+    params = list(m.parameters()) + ([extra] if unused else [])
+    opt = make_opt(lib, params)
+    x = lib.tensor(np.linspace(-1, 1, 24).reshape(8, 3))
+    traced_in_step = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = (m(x) ** 2).mean()
+        loss.backward()
+        if lib is torchjax:
+            before = torchjax.compile_stats().traced
+        opt.step()
+        if lib is torchjax:
+            traced_in_step.append(torchjax.compile_stats().traced - before)
+    return [p.detach().numpy() for p in m.parameters()], traced_in_step
+
+
+OPTIMIZERS = {
+    "adam": lambda lib, ps: lib.optim.Adam(ps, lr=1e-2),
+    "adamw_amsgrad": lambda lib, ps: lib.optim.AdamW(ps, lr=1e-2, amsgrad=True),
+    "sgd_momentum": lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9),
+    "sgd": lambda lib, ps: lib.optim.SGD(ps, lr=0.1),
+    "two_groups": lambda lib, ps: lib.optim.RMSprop(
+        [{"params": ps[:2]}, {"params": ps[2:], "lr": 1e-3}], lr=1e-2),
+}
+
+
+@pytest.fixture
+def soon_threads(monkeypatch):
+    """The names of the compile-ahead threads started during the test."""
+    started = []
+    real = _programs._Soon.__init__
+
+    def spy(self, work, label):
+        real(self, work, label)
+        started.append(self.thread.name)
+
+    monkeypatch.setattr(_programs._Soon, "__init__", spy)
+    return started
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_first_update_compiled_during_backward(name, soon_threads):
+    if not _programs.enabled():
+        pytest.skip("the head start needs the program cache (TORCHJAX_CACHE=0 here)")
+    width = _width()
+    got, traced = _train(torchjax, OPTIMIZERS[name], width, 3)
+    want, _ = _train(torch, OPTIMIZERS[name], width, 3)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-8, atol=1e-9)
+    # the update was traced at the first backward, so no step traced anything
+    assert traced == [0, 0, 0]
+    groups = 2 if name == "two_groups" else 1
+    assert len(soon_threads) == groups and all("update" in t for t in soon_threads)
+
+
+def test_wrong_guess_costs_only_a_compile(soon_threads):
+    if not _programs.enabled():
+        pytest.skip("the head start needs the program cache (TORCHJAX_CACHE=0 here)")
+    width = _width()
+    make = OPTIMIZERS["adam"]
+    got, traced = _train(torchjax, make, width, 2, unused=True)
+    want, _ = _train(torch, make, width, 2, unused=True)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-8, atol=1e-9)
+    # the guess included the unused parameter: the step made its own program
+    assert len(soon_threads) == 1 and traced[0] == 1 and traced[1] == 0
+
+
+def test_no_head_start_without_backward_or_when_off(soon_threads, monkeypatch):
+    m = _model(torchjax, _width())
+    torchjax.optim.Adam(m.parameters())
+    m(torchjax.ones(2, 3, dtype=torchjax.float64)).sum().item()  # no backward: none started
+    assert soon_threads == []
+    monkeypatch.setattr(_first_step, "AHEAD", [False])
+    opt = torchjax.optim.Adam(m.parameters())
+    m(torchjax.ones(2, 3, dtype=torchjax.float64)).sum().backward()
+    opt.step()
+    assert soon_threads == [] and opt.state  # stepped, with its program made by the step
+
+
+def test_not_inside_a_compiled_step(soon_threads):
+    width = _width()
+    m = _model(torchjax, width)
+    opt = torchjax.optim.SGD(m.parameters(), lr=0.1)
+    x = torchjax.ones(4, 3, dtype=torchjax.float64)
+
+    @torchjax.compile
+    def step():
+        opt.zero_grad()
+        loss = m(x).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    step()
+    step()
+    # the eager update never runs in a compiled step: nothing was compiled ahead for it
+    assert soon_threads == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("torchjax-compile-soon")]
