@@ -58,6 +58,7 @@ from ._program_names import (  # noqa: F401
     describe_function,
     describe_layout,
 )
+from ._program_soon import Soon as _Soon
 
 try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
     from jax._src import config as _config
@@ -437,10 +438,12 @@ class _Program:
             _save(_get_store(), key, compiled, lowered)
         return compiled
 
-    def compile_ahead(self, args):
+    def compile_ahead(self, args, enter=None):
         """For a program compiled on another thread (the fused backward): returns a function
         that makes the executable for `args` (loading it, or compiling what was lowered here,
-        on the calling thread, where the JAX configuration is the caller's) and keeps it."""
+        on the calling thread, where the JAX configuration is the caller's) and keeps it.
+        With `enter` (a context manager factory), the returned function also traces and lowers,
+        inside enter(), which must give the caller's JAX configuration (it is checked)."""
         sig = signature(args) if _core.trace_state_clean() else None
         if sig is None:
             lowered = self.jit.lower(*args)
@@ -449,64 +452,41 @@ class _Program:
         key = self._key_of(sig)
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
             return lambda: None  # the next call loads it (and tries it: see miss)
-        lowered = self.jit.lower(*args)
+        lowered = None if enter is not None else self.jit.lower(*args)
 
         def work():
+            low = lowered
+            if low is None:
+                with enter():
+                    if (_config.trace_context(), _default_dtype()) != sig[1:]:
+                        return  # not the caller's configuration: its call compiles its own
+                    low = self.jit.lower(*args)
             _compile_stats.loaded_by_jax()
             if key is None:
-                compiled = lowered.compile(compiler_options)
+                compiled = low.compile(compiler_options)
             else:
                 with _compile_cache.without_jax_cache():
-                    compiled = lowered.compile(compiler_options)
+                    compiled = low.compile(compiler_options)
                 _compile_stats.count_program_miss()
             self.compiled[sig] = compiled
             if key is not None and not _compile_stats.loaded_by_jax():
-                _save(_get_store(), key, compiled, lowered)
+                _save(_get_store(), key, compiled, low)
         work.sig = sig
         return work
 
-    def compile_soon(self, args, label: str) -> bool:
-        """Start making the executable for `args` on another thread; a call with their
-        signature meanwhile waits for it rather than compiling it a second time. False when
-        there is nothing to start (known, on disk, or not nameable)."""
+    def compile_soon(self, args, label: str, enter) -> bool:
+        """Start tracing, lowering (inside enter(), see compile_ahead) and compiling the
+        executable for `args` on another thread; a call with their signature meanwhile waits
+        for it rather than compiling it a second time. False when there is nothing to start
+        (known, on disk, or not nameable)."""
         if not _core.trace_state_clean() or signature(args) is None:
             return False  # (compile_ahead would lower it here for nothing)
-        work = self.compile_ahead(args)
+        work = self.compile_ahead(args, enter)
         sig = getattr(work, "sig", None)
         if sig is None or sig in self.compiled:
             return False
         self.compiled[sig] = _Soon(work, label)
         return True
-
-
-class _Soon:
-    """An executable being compiled on its own thread (XLA's compile releases the GIL, so on
-    a second core it overlaps the caller's work). Not a daemon: the interpreter waits for it
-    at exit rather than tearing XLA down under a running compile."""
-
-    __slots__ = ("thread",)
-
-    def __init__(self, work, label):
-        # (the name is what TORCHJAX_LOGS=compiles reports: _compile_stats._origin)
-        self.thread = threading.Thread(target=self._run, args=(work,), daemon=False,
-                                       name=f"torchjax-compile-soon {label}")
-        self.thread.start()
-
-    @staticmethod
-    def _run(work):
-        try:
-            work()  # stores the executable under its signature
-        except Exception:  # noqa: BLE001  (the caller's own call compiles again, and raises)
-            pass
-
-    def wait(self, table, sig):
-        """The executable once made (None if the compile failed: the caller makes it)."""
-        self.thread.join()
-        got = table.get(sig)
-        if got is self:
-            del table[sig]
-            return None
-        return got
 
 
 def _device_of(args):
@@ -582,12 +562,12 @@ def compile_ahead(f, args):
     return prog.compile_ahead(args)
 
 
-def compile_soon(f, args, label: str) -> bool:
-    """Start compiling `f`'s executable for `args` on another thread (see _Soon; `label`
-    names it in TORCHJAX_LOGS=compiles); a call with their signature waits for it. Only for
-    program-cache programs (False otherwise)."""
+def compile_soon(f, args, label: str, enter) -> bool:
+    """Start making `f`'s executable for `args` on another thread (see _Soon; traced there
+    inside enter(); `label` names it in TORCHJAX_LOGS=compiles); a call with their signature
+    waits for it. Only for program-cache programs (False otherwise)."""
     prog = getattr(f, "_program", None)
-    return prog is not None and prog.compile_soon(args, label)
+    return prog is not None and prog.compile_soon(args, label, enter)
 
 
 def clear() -> None:

@@ -547,7 +547,8 @@ class Optimizer:
                 states, fresh = [], [False] * len(ps)
             run, args = self._update_call(group, self._hypers(group), ps,
                                           [p._data for p in ps], states, fresh)
-            _programs.compile_soon(run, args, f"{type(self).__name__}'s update")
+            # (traced there too, in torchjax's x64 scope as the step is)
+            _programs.compile_soon(run, args, f"{type(self).__name__}'s update", scope)
 
 
 def zeros_state(p) -> Tensor:
