@@ -172,6 +172,7 @@ def threshold_(input, threshold, value):
 # ruff: noqa: E402, F403
 from ._functional.attention import *
 from ._functional.conv import *
+from ._functional.dropout import *
 from ._functional.linear import *
 from ._functional.loss import *
 from ._functional.normalization import *
