@@ -89,3 +89,16 @@ def draw(kind: str, n: int, np_dtype, key, offset, a, b):
     chunks = [run(key, offset, np.uint32(s), a, b)[which] for s in range(0, n, CHUNK)]
     parts = [np.asarray(c) for c in chunks]
     return (parts[0] if len(parts) == 1 else np.concatenate(parts))[:n], chunks[0]
+
+
+def device_uniforms(n: int, np_dtype, key, offset):
+    """The first n values of `uniform(fold_in(key, offset), ..., np_dtype)` as device chunks
+    (a tuple, CHUNK values each, the last one cut later), when this process has made the chunk
+    program for these arguments already (a model's parameters were drawn); else None: the
+    caller's own program is as quick to make then."""
+    if not serves(np_dtype):
+        return None
+    run = _program(np_dtype)
+    if not _programs.made(run, (key, offset, np.uint32(0), 0.0, 1.0)):
+        return None
+    return tuple(run(key, offset, np.uint32(s), 0.0, 1.0)[0] for s in range(0, n, CHUNK))

@@ -562,6 +562,16 @@ def compile_ahead(f, args):
     return prog.compile_ahead(args)
 
 
+def made(f, args) -> bool:
+    """Whether this process holds `f`'s executable for `args` (a program-cache program)."""
+    prog = getattr(f, "_program", None)
+    if prog is None or not _core.trace_state_clean():
+        return False
+    sig = signature(args)
+    return sig is not None and prog.compiled.get(
+        (sig, _config.trace_context(), _default_dtype())).__class__ is _stages.Compiled
+
+
 def compile_soon(f, args, label: str, enter) -> bool:
     """Start making `f`'s executable for `args` on another thread (see _Soon; traced there
     inside enter(); `label` names it in TORCHJAX_LOGS=compiles); a call with their signature

@@ -4,15 +4,16 @@ tape node per multiply (and add, for alpha dropout) as in PyTorch."""
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtypes, _programs, _random
+from ... import _chunk_draws, _dtypes, _programs, _random
 from ..._tensor import Tensor
-from ..._x64 import scoped
+from ..._x64 import scope, scoped
 
 __all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
            "dropout3d"]
@@ -27,27 +28,80 @@ def _check_p(p) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-@functools.lru_cache(maxsize=256)
-def _noise_kernel(shape: tuple, np_dtype, alpha: bool):
-    """A jitted f(key, offset, p) giving the multiplier (and for alpha dropout the shift) that
-    PyTorch builds in the input's dtype: keep ~ Bernoulli(1 - p), then keep / (1 - p), or for
+def _noise_of(u, p, shape, np_dtype, alpha: bool):
+    """The multiplier (and for alpha dropout the shift) that PyTorch builds in the input's
+    dtype from uniforms u: keep ~ Bernoulli(1 - p) as u < 1 - p, then keep / (1 - p), or for
     alpha dropout keep * a and (keep - 1) * alpha * a + alpha * a * p. Each of its steps
     computes in float32 for half types and rounds to the dtype, as PyTorch's CPU kernels do."""
     dt = np.dtype(np_dtype)
-    ct = np.dtype(np.float32) if dt.itemsize < 4 else dt
+    ct = _compute_dtype(dt)
 
     def rounded(v):
         return v.astype(dt).astype(ct)
 
+    keep = (u.reshape(shape) < 1 - p).astype(ct)
+    if not alpha:
+        return (keep / (1 - p)).astype(dt)
+    a = 1 / jnp.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    shift = rounded(rounded(rounded(keep - 1) * (_ALPHA * a)) + _ALPHA * a * p)
+    return (keep * a).astype(dt), shift.astype(dt)
+
+
+def _compute_dtype(dt):
+    """The uniforms' dtype: float32 for half types, else the input's."""
+    return np.dtype(np.float32) if dt.itemsize < 4 else dt
+
+
+@functools.lru_cache(maxsize=256)
+def _noise_kernel(shape: tuple, np_dtype, alpha: bool):
+    """A jitted f(key, offset, p) giving the noise (_noise_of) of one shape: its own draw."""
+    ct = _compute_dtype(np.dtype(np_dtype))
+
     def f(key, offset, p):
-        keep = jax.random.bernoulli(jax.random.fold_in(key, offset), 1 - p, shape).astype(ct)
-        if not alpha:
-            return (keep / (1 - p)).astype(dt)
-        a = 1 / jnp.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-        shift = rounded(rounded(rounded(keep - 1) * (_ALPHA * a)) + _ALPHA * a * p)
-        return (keep * a).astype(dt), shift.astype(dt)
+        u = jax.random.uniform(jax.random.fold_in(key, offset), shape, ct)
+        return _noise_of(u, p, shape, np_dtype, alpha)
 
     return _programs.jit(f)
+
+
+@functools.lru_cache(maxsize=256)
+def _noise_from_chunks(shape: tuple, np_dtype, alpha: bool):
+    """A jitted f(chunks, p): the same noise as _noise_kernel's, bit for bit, from the first
+    values of the chunk program's uniforms for the same key (_chunk_draws)."""
+    n = math.prod(shape)
+
+    def f(chunks, p):
+        u = chunks[0] if len(chunks) == 1 else jnp.concatenate(chunks)
+        return _noise_of(u[:n], p, shape, np_dtype, alpha)
+
+    return _programs.jit(f)
+
+
+# Kinds of noise (shape, dtype, alpha) met so far. A kind's first draw compiles its kernel on
+# another thread (threefry's 20 rounds: ~0.15 s of XLA compile, the largest program of a small
+# model's forward) and meanwhile takes its uniforms from the chunk program that drew the
+# model's parameters, which a small program turns into the noise; later draws wait for the
+# kernel if it is not made yet. Both give the same bits (tests/nn/test_dropout.py).
+_kinds: set = set()
+_CHUNKED_MAX = 16 * _chunk_draws.CHUNK  # beyond this many values, chunk calls cost more
+
+
+def _noise(shape: tuple, np_dtype, alpha: bool, key, offset, p):
+    kernel = _noise_kernel(shape, np_dtype, alpha)
+    kind = (shape, np_dtype, alpha)
+    if kind in _kinds:
+        return kernel(key, offset, p)
+    if len(_kinds) >= 4096:
+        _kinds.clear()
+    _kinds.add(kind)
+    n = math.prod(shape)
+    if n <= _CHUNKED_MAX and _programs.compile_soon(kernel, (key, offset, p), "dropout noise",
+                                                    scope):
+        chunks = _chunk_draws.device_uniforms(n, _compute_dtype(np.dtype(np_dtype)), key,
+                                              offset)
+        if chunks is not None:
+            return _noise_from_chunks(shape, np_dtype, alpha)(chunks, p)
+    return kernel(key, offset, p)
 
 
 def _noise_shape(shape, feature: bool, batched: bool) -> tuple:
@@ -77,7 +131,7 @@ def _dropout_impl(input: Tensor, p, train, inplace, feature=False, alpha=False, 
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dtypes.SCALAR_NAMES[input.dtype.name]}")
     key, offset = _random.key_parts(None)
-    noise = _noise_kernel(shape, input._data.dtype, alpha)(key, offset, float(p))
+    noise = _noise(shape, input._data.dtype, alpha, key, offset, float(p))
     scale, shift = noise if alpha else (noise, None)
     scale = Tensor._wrap(scale)
     out = input.mul_(scale) if inplace else input * scale
