@@ -83,9 +83,15 @@ class Node:
 
     @scoped  # grad_fn(grad) called by the user runs a backward: torchjax's x64 scope
     def __call__(self, *grads):
+        """The node's backward on the user's tensors, as PyTorch's grad_fn(grad): a tensor
+        per edge (None where no gradient flows), a single one unpacked."""
+        from .._tensor import Tensor
         for f in BEFORE_BACKWARD:
             f()
-        return self.apply(grads, retain_graph=True)
+        cts = [g._data if isinstance(g, Tensor) else g for g in grads]
+        out = [g if g is None or isinstance(g, Tensor) else Tensor._wrap(g)
+               for g in self.apply(cts, retain_graph=True)]
+        return out[0] if len(out) == 1 else tuple(out)
 
     def apply(self, cts, retain_graph: bool):
         """Input cotangents (one per edge, None where no gradient flows) for output cotangents."""
