@@ -453,6 +453,7 @@ class _Program:
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
             return lambda: None  # the next call loads it (and tries it: see miss)
         lowered = None if enter is not None else self.jit.lower(*args)
+        options = compiler_options  # (the caller's: the key above was made with them)
 
         def work():
             low = lowered
@@ -463,12 +464,13 @@ class _Program:
                     low = self.jit.lower(*args)
             _compile_stats.loaded_by_jax()
             if key is None:
-                compiled = low.compile(compiler_options)
+                compiled = low.compile(options)
             else:
                 with _compile_cache.without_jax_cache():
-                    compiled = low.compile(compiler_options)
+                    compiled = low.compile(options)
                 _compile_stats.count_program_miss()
-            self.compiled[sig] = compiled
+            if compiler_options == options:  # (the in-memory table does not key the options:
+                self.compiled[sig] = compiled  # clear() runs at each switch of them)
             if key is not None and not _compile_stats.loaded_by_jax():
                 _save(_get_store(), key, compiled, low)
         work.sig = sig
