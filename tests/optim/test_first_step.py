@@ -140,3 +140,17 @@ def test_not_inside_a_compiled_step(soon_threads):
     # the eager update never runs in a compiled step: nothing was compiled ahead for it
     assert soon_threads == []
     assert not [t for t in threading.enumerate() if t.name.startswith("torchjax-compile-soon")]
+
+
+def test_only_optimizers_the_backward_reaches(soon_threads):
+    if not _programs.enabled():
+        pytest.skip("the head start needs the program cache (TORCHJAX_CACHE=0 here)")
+    a, b = _model(torchjax, _width()), _model(torchjax, _width())
+    opt_a = torchjax.optim.SGD(a.parameters(), lr=0.1, momentum=0.5)
+    opt_b = torchjax.optim.Adam(b.parameters())
+    x = torchjax.ones(2, 3, dtype=torchjax.float64)
+    for _ in range(_first_step._PATIENCE):
+        a(x).sum().backward()
+    # b's optimizer was never reached: nothing compiled for it, and it is no longer watched
+    assert len(soon_threads) == 1 and "SGD" in soon_threads[0]
+    assert opt_b not in _first_step._waiting and opt_a not in _first_step._waiting

@@ -117,6 +117,9 @@ def _prune(order, targets):
     return [n for n in order if n in runs or n in wanted], runs
 
 
+# f(roots) for each backward about to run (the optimizers' head start, optim/_first_step.py)
+GRAPH_HOOKS: list = []
+
 # How many backward passes ran in this process: torchjax.compile tells from it whether a
 # traced step differentiated inside (its results are then not differentiable again).
 RUNS = [0]
@@ -132,6 +135,8 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     RUNS[0] += 1
     for f in BEFORE_BACKWARD:
         f()
+    for f in GRAPH_HOOKS:
+        f(roots)
     if targets is None and not anomaly.STATE.enabled:
         nodes, root_slots, parts = _structure(roots)
         if nodes is not None:

@@ -21,32 +21,58 @@ from __future__ import annotations
 import weakref
 
 from .. import _one_off
-from .._autograd.node import BEFORE_BACKWARD
+from .._autograd import engine
+from .._autograd.node import AccumulateGrad
 
 # off: every update program is compiled by its first step, as before
 AHEAD = [True]
 # parameters beyond this many bytes: the guess makes state it then drops (the first step makes
 # it again), whose allocation would cost more than the overlap saves
 MAX_BYTES = 256 << 20
-_waiting: weakref.WeakSet = weakref.WeakSet()
+# an optimizer none of whose parameters this many backwards reached is left alone (one kept
+# alive but never stepped, e.g. by a test, would otherwise cost a walk of every graph)
+_PATIENCE = 3
+_waiting: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -> backwards
 
 
 def register(optimizer) -> None:
-    """`optimizer` is new: its update program is started by the next top-level backward."""
+    """`optimizer` is new: its update program is started by the next top-level backward that
+    reaches one of its parameters."""
     if AHEAD[0]:
-        _waiting.add(optimizer)
+        _waiting[optimizer] = 0
 
 
-def _before_backward() -> None:
+def _leaves(roots) -> set:
+    """ids of the leaf tensors a backward from `roots` accumulates into."""
+    seen, stack, leaves = set(), [node for node, _ in roots], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is AccumulateGrad:
+            leaves.add(id(node.variable))
+        else:
+            stack.extend(e[0] for e in node._edges if e is not None)
+    return leaves
+
+
+def _before_backward(roots) -> None:
     if not _waiting or not _one_off.top_level():
         return
-    waiting = list(_waiting)
-    _waiting.clear()
-    for optimizer in waiting:
+    leaves = _leaves(roots)
+    for optimizer, seen in list(_waiting.items()):
+        if not any(id(p) in leaves for g in optimizer.param_groups for p in g["params"]):
+            if seen + 1 >= _PATIENCE:
+                del _waiting[optimizer]
+            else:
+                _waiting[optimizer] = seen + 1
+            continue
+        del _waiting[optimizer]
         try:
             optimizer._compile_first_update()
         except Exception:  # noqa: BLE001  (a guess: the step makes its program, or raises, itself)
             pass
 
 
-BEFORE_BACKWARD.append(_before_backward)
+engine.GRAPH_HOOKS.append(_before_backward)
