@@ -154,3 +154,19 @@ def test_only_optimizers_the_backward_reaches(soon_threads):
     # b's optimizer was never reached: nothing compiled for it, and it is no longer watched
     assert len(soon_threads) == 1 and "SGD" in soon_threads[0]
     assert opt_b not in _first_step._waiting and opt_a not in _first_step._waiting
+
+
+def test_first_zero_grad_starts_it(soon_threads):
+    if not _programs.enabled():
+        pytest.skip("the head start needs the program cache (TORCHJAX_CACHE=0 here)")
+    m = _model(torchjax, _width())
+    opt = torchjax.optim.Adam(m.parameters())
+    opt.zero_grad()  # before any forward: the update compiles beside the forward's compiles
+    assert len(soon_threads) == 1
+    before = torchjax.compile_stats().traced
+    m(torchjax.ones(2, 3, dtype=torchjax.float64)).sum().backward()
+    traced_in_backward = torchjax.compile_stats().traced - before
+    before = torchjax.compile_stats().traced
+    opt.step()
+    assert torchjax.compile_stats().traced == before and len(soon_threads) == 1
+    assert traced_in_backward >= 1  # (the forward's and backward's own programs)

@@ -3,16 +3,16 @@
 A script's first step waits for every program it needs, one after the other: the forward's
 ops, the fused backward, then the optimizer's update (0.15-0.3 s of XLA compile for Adam over
 a small model's parameters). The update's arguments are known before the step: the
-parameters, gradients shaped like them, and the optimizer's state. So when a backward starts
-while an optimizer has not stepped yet, its update program is traced and lowered there and
-compiled on another thread (XLA's compile releases the GIL), beside the backward's own
-compile; the step then finds it made, or waits for it, never compiles it twice
-(_programs.compile_soon).
+parameters, gradients shaped like them, and the optimizer's state. So when a training step
+shows it is coming - the optimizer's first `zero_grad()`, or a backward that reaches its
+parameters - its update program is traced, lowered and compiled on another thread (XLA's
+compile releases the GIL), beside the forward's or the backward's own compiles; the step then
+finds it made, or waits for it, never compiles it twice (_programs.compile_soon).
 
-Why at the backward and not when the optimizer is made: inside torchjax.compile the step is
-traced into one program and the eager update is never run, and a test or script that makes an
-optimizer without training would compile for nothing; a top-level backward says an eager
-step is coming. A process with the program cache off (TORCHJAX_CACHE=0) gets no head start:
+Why not when the optimizer is made: inside torchjax.compile the step is traced into one
+program and the eager update is never run (zero_grad and backward are then inside the trace,
+and start nothing), and a test or script that makes an optimizer without training would
+compile for nothing. A process with the program cache off (TORCHJAX_CACHE=0) gets no head start:
 the guess is only ever found through that cache's exact signature.
 """
 
@@ -23,6 +23,7 @@ import weakref
 from .. import _one_off
 from .._autograd import engine
 from .._autograd.node import AccumulateGrad
+from .._x64 import scope
 
 # off: every update program is compiled by its first step, as before
 AHEAD = [True]
@@ -57,22 +58,33 @@ def _leaves(roots) -> set:
     return leaves
 
 
+def zero_grad(optimizer) -> None:
+    """optimizer.zero_grad() ran: a training step is starting (its forward is next), the
+    earliest sure sign; the update then compiles beside the forward's own compiles."""
+    if optimizer in _waiting and _one_off.top_level():
+        _start(optimizer)
+
+
+def _start(optimizer) -> None:
+    del _waiting[optimizer]
+    try:
+        with scope():  # the step runs in torchjax's x64 scope: its signature is keyed so
+            optimizer._compile_first_update()
+    except Exception:  # noqa: BLE001  (a guess: the step makes its program, or raises, itself)
+        pass
+
+
 def _before_backward(roots) -> None:
     if not _waiting or not _one_off.top_level():
         return
     leaves = _leaves(roots)
     for optimizer, seen in list(_waiting.items()):
-        if not any(id(p) in leaves for g in optimizer.param_groups for p in g["params"]):
-            if seen + 1 >= _PATIENCE:
-                del _waiting[optimizer]
-            else:
-                _waiting[optimizer] = seen + 1
-            continue
-        del _waiting[optimizer]
-        try:
-            optimizer._compile_first_update()
-        except Exception:  # noqa: BLE001  (a guess: the step makes its program, or raises, itself)
-            pass
+        if any(id(p) in leaves for g in optimizer.param_groups for p in g["params"]):
+            _start(optimizer)
+        elif seen + 1 >= _PATIENCE:
+            del _waiting[optimizer]
+        else:
+            _waiting[optimizer] = seen + 1
 
 
 engine.GRAPH_HOOKS.append(_before_backward)

@@ -396,6 +396,8 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Set every parameter's .grad to None (default) or to zeros."""
+        if _first_step._waiting:
+            _first_step.zero_grad(self)
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad
