@@ -45,7 +45,7 @@ import time
 
 import jax
 
-from . import _compile_cache, _compile_stats, _meta, _program_runtime
+from . import _compile_cache, _compile_stats, _meta, _mlir_context, _program_runtime
 
 # how a program is named, split out (callers use _programs.describe, ident_of, Uncacheable)
 from ._program_names import (  # noqa: F401
@@ -89,6 +89,7 @@ _cpp_cache = None
 # set in a forked DataLoader worker (utils/data/_start.guard_forked_worker): it must run no XLA
 # program, and its guard catches only calls that reach jax.jit's own Python path
 _forked_worker = False
+_mlir_context.install()
 # XLA options every executable made here is compiled with (None: XLA's defaults), part of the
 # cache key. The test suite sets `xla_cpu_use_fusion_emitters=False` for most of its
 # in-process tests: their thousands of small programs then compile ~2x faster
@@ -428,9 +429,10 @@ class _Program:
 
     def _compile(self, args, key):
         _compile_stats.loaded_by_jax()
+        with _mlir_context.shared():  # (lowered and compiled on this thread)
+            lowered = self.jit.lower(*args)
         if key is None:
-            return self.jit.lower(*args).compile(compiler_options)
-        lowered = self.jit.lower(*args)
+            return lowered.compile(compiler_options)
         with _compile_cache.without_jax_cache():
             compiled = lowered.compile(compiler_options)
         _compile_stats.count_program_miss()
