@@ -288,3 +288,33 @@ def test_prune_deletes_other_jaxlib_versions_unused_for_a_month(tmp_path):
     (tmp_path / "not-ours").mkdir()
     _compile_cache.prune(str(current))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["not-ours", "xla-1.9", "xla-2.0"]
+
+
+def test_skipping_jax_cache_is_for_the_calling_thread_only():
+    """A program-cache compile skips JAX's persistent cache on its own thread; a compile that
+    another thread runs meanwhile still uses it (was process-wide: a warm run compiled it)."""
+    import threading
+
+    import jax
+    from jax._src import compilation_cache as cc
+
+    backend = jax.devices()[0].client
+    seen = {}
+    inside, done = threading.Event(), threading.Event()
+
+    def skipping():
+        with _compile_cache.without_jax_cache():
+            seen["inside"] = cc.is_cache_used(backend)
+            inside.set()
+            done.wait(10)
+
+    t = threading.Thread(target=skipping)
+    t.start()
+    inside.wait(10)
+    seen["other thread"] = cc.is_cache_used(backend)
+    done.set()
+    t.join()
+    seen["after"] = cc.is_cache_used(backend)
+    assert seen["inside"] is False
+    assert seen["other thread"] == seen["after"]
+    assert seen["after"] is (_compile_cache.directory is not None and _compile_cache.owned)

@@ -407,38 +407,48 @@ def _make_file_cache_class(CacheInterface):
     return FileCache
 
 
+_bypass = threading.local()  # .depth: this thread is inside without_jax_cache
 _bypass_lock = threading.Lock()
-_bypassing = [0, None]  # threads inside without_jax_cache, JAX's state before the first
+
+
+def _install_bypass() -> bool:
+    """Route JAX's one question, whether its persistent cache is in use
+    (compilation_cache.is_cache_used, asked by every compile), through a check of this
+    thread's without_jax_cache. Once per process; False without those JAX internals."""
+    try:
+        from jax._src import compilation_cache as cc
+    except ImportError:  # pragma: no cover - another jax
+        return False
+    real = getattr(cc, "is_cache_used", None)
+    if real is None:  # pragma: no cover
+        return False
+    if getattr(real, "_torchjax_bypass", False):
+        return True
+    with _bypass_lock:
+        real = cc.is_cache_used
+        if not getattr(real, "_torchjax_bypass", False):
+            def is_cache_used(backend):
+                return False if getattr(_bypass, "depth", 0) else real(backend)
+            is_cache_used._torchjax_bypass = True
+            cc.is_cache_used = is_cache_used
+    return True
 
 
 class without_jax_cache:
     """A compile whose executable goes to the program cache skips JAX's persistent cache:
     an executable JAX loaded from its cache cannot be serialized again (XLA:CPU's copy fails
     at run time with "Function ... not found"), so after torchjax changed (new keys here, the
-    same lowered programs there) JAX's entries would keep this cache from ever filling. JAX
-    decides once per process whether its cache is in use (compilation_cache._cache_used);
-    that answer is switched off while such a compile runs. Process-wide: another thread's
-    compile in that window also skips JAX's cache, which costs it a compile, nothing else."""
+    same lowered programs there) JAX's entries would keep this cache from ever filling. For
+    the calling thread only: JAX's answer to whether its cache is in use is switched off for
+    compiles on this thread while inside. (It used to be switched off process-wide, so that a
+    compile another thread ran meanwhile - a plain jax.jit beside a program compiled ahead on
+    a thread of its own - was neither looked up nor written, and a warm run compiled it.)"""
 
     def __enter__(self):
-        try:
-            from jax._src import compilation_cache as cc
-        except ImportError:  # pragma: no cover
-            return self
-        with _bypass_lock:
-            if _bypassing[0] == 0:
-                _bypassing[1] = (cc._cache_checked, cc._cache_used)
-                cc._cache_checked, cc._cache_used = True, False
-            _bypassing[0] += 1
+        _install_bypass()
+        _bypass.depth = getattr(_bypass, "depth", 0) + 1
         return self
 
     def __exit__(self, *exc):
-        try:
-            from jax._src import compilation_cache as cc
-        except ImportError:  # pragma: no cover
-            return False
-        with _bypass_lock:
-            _bypassing[0] -= 1
-            if _bypassing[0] == 0:
-                cc._cache_checked, cc._cache_used = _bypassing[1]
+        _bypass.depth -= 1
         return False

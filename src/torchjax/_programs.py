@@ -39,13 +39,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import threading
-import time
 
 import jax
 
-from . import _compile_cache, _compile_stats, _meta, _mlir_context, _program_runtime
+from . import (
+    _compile_cache,
+    _compile_stats,
+    _meta,
+    _mlir_context,
+    _program_entries,
+)
 
 # how a program is named, split out (callers use _programs.describe, ident_of, Uncacheable)
 from ._program_names import (  # noqa: F401
@@ -68,7 +72,7 @@ try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain j
     from jax._src import tree_util as _tree_util
     from jax._src.interpreters import pxla as _pxla
     from jax._src.lib import _jax
-    from jax.experimental import serialize_executable as _serialize
+    from jax.experimental import serialize_executable as _serialize  # noqa: F401  (entries need it)
 
     _ARRAY = _jax.ArrayImpl
     _NAMED = jax.sharding.NamedSharding
@@ -302,68 +306,6 @@ def _key(ident: str, sig) -> str:
     return "p-" + h.hexdigest()
 
 
-def _load(store, key, args, device):
-    t0 = time.perf_counter()
-    data = store.get(key)
-    if data is None:
-        return None
-    try:
-        payload, out_tree, runtimes, device_ids = pickle.loads(data)
-        _program_runtime.set_up(runtimes)  # before the executable exists (see there)
-        _, in_tree = _tree_util.tree_flatten((args, {}))
-        # onto the devices it was compiled for: by default deserialize_and_load takes all of
-        # the backend's, and with 8 (virtual) devices the executable then expected 8 shards
-        # of every argument ("Expected args ... to have 8 shards, got [1, 1]")
-        # (every process's devices: an SPMD program over a mesh of several processes runs on
-        # all of them. An entry on none of this process's devices is unusable here, a
-        # KeyError, rather than an executable whose outputs this process cannot read)
-        if not {d.id for d in device.client.local_devices()} & set(device_ids):
-            raise KeyError(f"devices {device_ids} are another process's")
-        by_id = {d.id: d for d in device.client.devices()}
-        compiled = _serialize.deserialize_and_load(
-            payload, in_tree, out_tree, backend=device.client,
-            execution_devices=[by_id[i] for i in device_ids])
-        # belt and braces: the executable must take exactly these argument types
-        want = [jax.typeof(x) for x in _tree_util.tree_leaves(args)]
-        got = [a._aval for a in _tree_util.tree_leaves(compiled.args_info)]
-        if len(want) != len(got) or any(
-                (w.shape, w.dtype, w.weak_type) != (g.shape, g.dtype, g.weak_type)
-                for w, g in zip(want, got)):
-            raise ValueError("argument types differ from the entry's")
-    except Exception as e:  # noqa: BLE001  (a damaged or foreign entry: compile it again)
-        _compile_cache._warn(f"ignoring unusable program cache entry {key} ({type(e).__name__}: "
-                             f"{e}); compiling the program again")
-        return None
-    _compile_stats.count_loaded(time.perf_counter() - t0)
-    return compiled
-
-
-def _drop(key, err) -> None:
-    """An entry that loaded but does not run: reported, deleted, compiled again."""
-    _compile_cache._warn(f"ignoring unusable program cache entry {key} ({err}); compiling the "
-                         "program again")
-    store = _get_store()
-    if store is not None:
-        try:
-            os.unlink(store._file(key))
-        except OSError:
-            pass
-
-
-def _save(store, key, compiled, lowered) -> None:
-    try:
-        runtimes = _program_runtime.needs(lowered)
-        payload, _, out_tree = _serialize.serialize(compiled)
-        # in the order of the executable's device assignment: a sharded program's shard i
-        # runs on the i-th device of this list when it is loaded again
-        device_ids = [d.id for d in compiled._executable._unloaded_executable.device_list]
-        data = pickle.dumps((payload, out_tree, runtimes, device_ids),
-                            protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001  (a custom call no setup makes safe (NotKept), constants
-        return         # in the program, a host callback, an unpicklable output tree)
-    store.put(key, data)
-
-
 # -- the dispatcher ----------------------------------------------------------------------------
 
 class _Program:
@@ -401,7 +343,7 @@ class _Program:
                 try:
                     outs, out_flat, args_flat = _stages.Compiled.call(compiled._params, *args)
                 except _jax.JaxRuntimeError as e:
-                    _drop(key, e)
+                    _program_entries.drop(_get_store(), key, e)
                     compiled = self._compile(args, key)
                 else:
                     self.compiled[sig] = compiled
@@ -422,7 +364,7 @@ class _Program:
         """(executable, its key when it was loaded from disk, else None)."""
         key = self._key_of(sig)
         if key is not None:
-            got = _load(_get_store(), key, args, _device_of(args))
+            got = _program_entries.load(_get_store(), key, args, _device_of(args))
             if got is not None:
                 return got, key
         return self._compile(args, key), None
@@ -437,7 +379,7 @@ class _Program:
             compiled = lowered.compile(compiler_options)
         _compile_stats.count_program_miss()
         if not _compile_stats.loaded_by_jax():
-            _save(_get_store(), key, compiled, lowered)
+            _program_entries.save(_get_store(), key, compiled, lowered)
         return compiled
 
     def compile_ahead(self, args, enter=None):
@@ -474,7 +416,7 @@ class _Program:
             if compiler_options == options:  # (the in-memory table does not key the options:
                 self.compiled[sig] = compiled  # clear() runs at each switch of them)
             if key is not None and not _compile_stats.loaded_by_jax():
-                _save(_get_store(), key, compiled, low)
+                _program_entries.save(_get_store(), key, compiled, low)
         work.sig = sig
         return work
 
