@@ -52,7 +52,15 @@ def to_device(host: np.ndarray, like=None):
     """`host` as a jax array: beside `like` (its sharding, when it is committed to one), else
     on the default device, uncommitted, as a jitted factory's result would be."""
     if like is not None and getattr(like, "committed", False):
-        return jax.device_put(host, like.sharding)
+        s = like.sharding
+        if not s.is_fully_addressable:
+            # an array over several processes (DDP's, FSDP's parameters): each process places
+            # its own pieces. device_put would first check with a collective that every
+            # process passed the same value (a program traced on every run); the callers
+            # that get here fill from a shape and a constant (an optimizer's state buffer,
+            # backward's ones), the same on every process
+            return jax.make_array_from_callback(host.shape, s, lambda index: host[index])
+        return jax.device_put(host, s)
     # (jnp.asarray would compile a `stage` program per shape in jax 0.10; device_put does not)
     return jax.device_put(host)
 
