@@ -15,7 +15,7 @@ from ..interop import from_jax
 from . import _per_rank
 
 
-@from_jax(name="Reshard")
+@from_jax(name="Reshard", _every_input=True)
 def _constrain(x, sharding):
     return jax.lax.with_sharding_constraint(x, sharding)
 
