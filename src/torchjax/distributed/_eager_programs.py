@@ -130,3 +130,36 @@ def reshard(x, target):
             and s._internal_device_list == target._internal_device_list):
         return _resharder(target)(x)
     return jax.device_put(x, target)
+
+
+# -- one device's array laid out over several ------------------------------------------------
+
+@functools.lru_cache(maxsize=1024)
+def _cutter(bounds: tuple):
+    def cut(a):
+        return tuple(jax.lax.slice(a, starts, stops) for starts, stops in bounds)
+
+    return _programs.program(cut, _programs.ident_of("distributed.pieces", bounds))
+
+
+def spread(x, target):
+    """x, an array on one device, laid out on `target` (a NamedSharding over devices of
+    this process): jax.device_put's result. device_put cuts the pieces on x's device with a
+    program of JAX's own (traced in every process); here the cut is named by the pieces'
+    bounds, and each piece is then copied to its device. None where device_put does not cut
+    (a replicated target) or this does not apply: then the caller uses device_put."""
+    if (not isinstance(target, NamedSharding) or not target.is_fully_addressable
+            or target.is_fully_replicated or len(x.sharding.device_set) != 1
+            or jax.dtypes.issubdtype(x.dtype, jax.dtypes.extended)):
+        return None
+    where = target.addressable_devices_indices_map(x.shape)
+    bounds, which = [], []
+    for index in where.values():
+        b = (tuple(0 if s.start is None else s.start for s in index),
+             tuple(n if s.stop is None else s.stop for s, n in zip(index, x.shape)))
+        if b not in bounds:
+            bounds.append(b)
+        which.append(bounds.index(b))
+    pieces = _cutter(tuple(bounds))(x)
+    shards = [jax.device_put(pieces[k], d) for k, d in zip(which, where)]
+    return jax.make_array_from_single_device_arrays(x.shape, target, shards)
