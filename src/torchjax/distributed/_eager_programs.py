@@ -128,7 +128,13 @@ def reshard(x, target):
         return x
     if (isinstance(s, NamedSharding) and isinstance(target, NamedSharding)
             and s._internal_device_list == target._internal_device_list):
-        return _resharder(target)(x)
+        out = _resharder(target)(x)
+        if out.sharding == target:
+            return out
+        # the program's output says the same layout in its own words (P("dp", None) for
+        # P("dp")), and callers compare shardings: its shards, under `target` itself
+        return jax.make_array_from_single_device_arrays(
+            x.shape, target, [piece.data for piece in out.addressable_shards])
     return jax.device_put(x, target)
 
 
