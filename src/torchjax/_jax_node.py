@@ -74,7 +74,7 @@ def _forward(fn, ident=None):
     return f
 
 
-def record(fn, leaves: tuple, edges: tuple, name: str, reach=None, ident=None):
+def record(fn, leaves: tuple, edges: tuple, name: str, reach=None, ident=None, outs=None):
     """Run fn(*leaves) (a tuple of arrays out) as one jitted call; when grad mode is on and
     some leaf has an edge, record a node named `name` whose backward is fn's vjp.
 
@@ -83,11 +83,13 @@ def record(fn, leaves: tuple, edges: tuple, name: str, reach=None, ident=None):
     floor) still links an output to its input, as eager's nodes do.
 
     `fn` must be a stable object (cached, not a fresh lambda per call): it keys the compile
-    caches. `ident` names fn's program for the program cache (None: a plain jax.jit).
+    caches. `ident` names fn's program for the program cache (None: a plain jax.jit); `outs`
+    holds fn's outputs when the caller already ran it.
     Returns the output Tensors (a tuple, like fn's result)."""
     from ._tensor import Tensor
 
-    outs = _forward(fn, ident)(*leaves)
+    if outs is None:
+        outs = _forward(fn, ident)(*leaves)
     diff = tuple(i for i, e in enumerate(edges) if e is not None)
     node = None
     if diff and STATE.grad_enabled:

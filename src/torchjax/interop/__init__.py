@@ -11,7 +11,7 @@ import functools
 import jax
 
 from .. import _programs
-from .._jax_node import edge_of, record
+from .._jax_node import _forward, edge_of, record
 from .._tensor import Tensor
 from .._x64 import scoped
 
@@ -44,7 +44,7 @@ def from_jax(fn=None, *, name: str | None = None, _every_input: bool = False):
         y = swish(torch.randn(3, requires_grad=True), 1.5)   # grad_fn=<swishBackward>
     """
     # (_every_input, torchjax's own: fn returns one array that depends on every tensor
-    # argument, so neither its output tree nor its dependences need a trace)
+    # argument, so its dependences need no trace)
     if fn is None:
         return functools.partial(from_jax, name=name, _every_input=_every_input)
     label = name or getattr(fn, "__name__", "JaxFunction")
@@ -65,28 +65,20 @@ def from_jax(fn=None, *, name: str | None = None, _every_input: bool = False):
         if entry is None:
             entry = flat_fns[key] = _flatten(fn, treedef, where, statics, len(leaves)) + (
                 _ident(fn, treedef, where, statics),)
-        flat, out_tree, ident = entry
+        flat, whole, ident = entry
         tensors = [leaves[i] for i in where]
         arrays = tuple(t._data for t in tensors)
-        if _every_input:
-            # torchjax's own function of one array out that depends on every tensor argument
-            # (a layout change) says so: finding it out is a trace per shape, in every process
-            out_tree[0] = _ONE
-            reach = [[True] * len(tensors)]
-        else:
-            reach = None
+        # fn's result as fn returns it: its tree comes with the program (also with one the
+        # program cache loaded, which was never traced here)
+        out_leaves, out_tree = jax.tree_util.tree_flatten(_forward(whole, ident)(*arrays))
+        # (torchjax's own functions of one array out that depends on every tensor argument,
+        # a layout change, say so: finding it out is a trace per shape, in every process)
+        reach = [[True] * len(tensors)] if _every_input else None
         outs = record(flat, arrays, tuple(edge_of(t) for t in tensors), f"{label}Backward",
-                      reach=reach, ident=ident)
-        if out_tree[0] is None:
-            # a program loaded from the program cache was never traced here, and fn's output
-            # tree is known only from a trace
-            jax.eval_shape(flat, *arrays)
-        return jax.tree_util.tree_unflatten(out_tree[0], outs)
+                      reach=reach, ident=ident, outs=tuple(out_leaves))
+        return jax.tree_util.tree_unflatten(out_tree, outs)
 
     return op
-
-
-_ONE = jax.tree_util.tree_structure(0)  # a single array
 
 
 def _ident(fn, treedef, where, statics):
@@ -102,17 +94,18 @@ def _ident(fn, treedef, where, statics):
 
 
 def _flatten(fn, treedef, where, statics, n):
-    """fn as a function of the tensor arrays only, returning a flat tuple of arrays."""
-    out_tree = [None]
-
-    def flat(*arrays):
+    """fn as a function of the tensor arrays only: (its result as a flat tuple of arrays,
+    its result as fn returns it)."""
+    def whole(*arrays):
         leaves = [None] * n
         for i, a in zip(where, arrays):
             leaves[i] = a
         for i, v in statics:
             leaves[i] = v
         args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
-        outs, out_tree[0] = jax.tree_util.tree_flatten(fn(*args, **kwargs))
-        return tuple(outs)
+        return fn(*args, **kwargs)
 
-    return flat, out_tree
+    def flat(*arrays):
+        return tuple(jax.tree_util.tree_leaves(whole(*arrays)))
+
+    return flat, whole
