@@ -95,7 +95,11 @@ def _run(kind, op, tensor: Tensor, g, post: tuple = ()):
     reduction or the stacked rows, then `post`'s steps (_eager_programs.apply_post: a row,
     every row, this rank's slice, a reshape)."""
     arr = tensor._data
-    if g.size() == 1 or isinstance(arr, jax.core.Tracer):
+    traced = isinstance(arr, jax.core.Tracer)
+    if g.size() == 1 and not traced:  # (eagerly: one named program, see below)
+        return _eager_programs.alone(kind, op if kind == "reduce" else None,
+                                     _reduce_fn(op) if kind == "reduce" else None, post)(arr)
+    if g.size() == 1 or traced:
         if g.size() == 1:
             # a group of one needs no other process: plain array code, which also traces
             # (so these run inside torchjax.compile for a single-process job)

@@ -74,6 +74,19 @@ def stack_rows(arr, mesh, size: int):
         [arr])
 
 
+@functools.lru_cache(maxsize=1024)
+def alone(kind: str, op, reduce_fn, post: tuple):
+    """A collective over a group of one process (a job of one), with `post`'s steps: plain
+    array code on this process's tensor, one program."""
+    def run(a):
+        rows = a[None]
+        out = reduce_fn(rows) if kind == "reduce" else rows
+        return apply_post(out, post, lambda x, k, axis: x)  # (the only rank's slice: all)
+
+    return _programs.program(run, _programs.ident_of(
+        "distributed.alone", kind, None if op is None else op.value, post))
+
+
 # -- after a collective: this rank's part of the result ----------------------------------------
 
 def apply_post(x, post: tuple, mine):
