@@ -25,7 +25,8 @@ class JaxSpec:
     """The backward of fn(*leaves) -> tuple of arrays, with respect to the leaves in `diff`,
     in the interface the engine expects of a node's spec (pure, jit, edge_of, run)."""
 
-    __slots__ = ("fn", "pure", "jit", "edge_of", "n_edges", "slots", "__weakref__")
+    # ident: what names this backward for the program cache (None: it is not named)
+    __slots__ = ("fn", "pure", "jit", "edge_of", "n_edges", "slots", "ident", "__weakref__")
 
     def __init__(self, fn, diff: tuple, n_leaves: int, ident: str | None = None):
         self.fn = fn
@@ -47,8 +48,8 @@ class JaxSpec:
         from ._pure import pytorch_complex_convention, vjp_of_inexact
         self.pure = pytorch_complex_convention(pure)
         # named (the program cache) when fn is: its backward is fixed by fn and diff
-        self.jit = _programs.program(self.pure, ident and _programs.ident_of(
-            "from_jax backward", ident, diff, n_leaves))
+        self.ident = ident and _programs.ident_of("from_jax backward", ident, diff, n_leaves)
+        self.jit = _programs.program(self.pure, self.ident)
 
     def run(self, saved, cts):
         from ._view_grad import run_spec
