@@ -300,7 +300,7 @@ def _object_rows(obj, g):
     import torchjax
     data = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
     n = torchjax.tensor([len(data)])
-    sizes = _run("gather", None, n, g)
+    sizes = np.asarray(_run("gather", None, n, g))  # (read on the host: no program)
     longest = int(np.max(np.asarray(sizes)))
     padded = np.zeros(longest, np.uint8)
     padded[:len(data)] = data
