@@ -1,9 +1,11 @@
 """The collectives of torch.distributed, each one jitted program over the group's processes.
 
-Each process's tensor becomes its row of a global (group size, *shape) array sharded over a
-mesh of one device per process; a jitted reduction or gather whose output is replicated makes
-XLA emit the collective (an all-reduce, an all-gather) across the processes; each process
-then reads its own copy and writes it into the tensor in place, as PyTorch's collectives do.
+Each process's tensor becomes its piece of a global array of the group's rows (concatenated
+on dim 0) sharded over a mesh of one device per process; a jitted reduction or gather whose
+output is replicated makes XLA emit the collective (an all-reduce, an all-gather) across the
+processes; each process then takes its part of its copy (a row, its slice) and writes it into
+the tensor in place, as PyTorch's collectives do. Eagerly these are named programs
+(_eager_programs.py): a warm process loads them from the program cache without tracing.
 """
 
 from __future__ import annotations
