@@ -157,15 +157,15 @@ class Spmd:
 
     @contextlib.contextmanager
     def tracing(self, breaks=()):
+        coordinated = _coordinated.on()
+        if coordinated:  # (first: a rank alone raises here, with nothing to undo)
+            _coordinated.start()
         prev, kept, last = _TRACING[0], list(_KEPT), list(_LAST)
         _TRACING[0] = True
         _KEPT.clear()
         _LAST.clear()
         self.breaks = breaks
         self.broken = False
-        coordinated = _coordinated.on()
-        if coordinated:
-            _coordinated.start()
         try:
             yield
         finally:
