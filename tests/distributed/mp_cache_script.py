@@ -98,6 +98,15 @@ with warnings.catch_warnings(record=True) as caught:
     lst = [None]
     dist.broadcast_object_list(lst if rank else [{"from": 0}], src=0)
     others["object"] = lst[0] if rank else None
+    # 0-d tensors keep their shape (each rank's piece of the rows gets an axis first)
+    s0 = torch.tensor(float(rank + 1))
+    dist.all_reduce(s0)
+    s1 = torch.tensor([float(rank + 1)])
+    dist.all_reduce(s1, op=R.MAX)
+    sl = [torch.tensor(0.0), torch.tensor(0.0)]
+    dist.all_gather(sl, torch.tensor(float(rank * 5)))
+    others["scalars"] = [s0.tolist(), list(s0.shape), s1.tolist(), list(s1.shape),
+                         [v.tolist() for v in sl], [list(v.shape) for v in sl]]
     out["other_collectives"] = others
 
     g = np.random.default_rng(0)

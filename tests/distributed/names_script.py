@@ -58,6 +58,9 @@ def collective_programs_are_named_by_op_kind_and_group():
             np.testing.assert_allclose(np.asarray(got.addressable_data(0)), value, rtol=1e-5)
         prog = _eager_programs.collective("gather", None, None, mesh, 4)
         names.append(_name(prog))
+        # a 0-d tensor's rows: the same concatenated array, another program (its rows keep
+        # no axis of their own)
+        names.append(_name(_eager_programs.collective("gather", None, None, mesh, 4, True)))
         gathered = np.asarray(prog(cat).addressable_data(0))
         np.testing.assert_array_equal(gathered, mine)
         seen[gname] = gathered

@@ -104,6 +104,7 @@ def test_results_are_the_definitions(runs):
         assert o["scatter"] == [[7.0, 7.0], [8.0, 8.0]][r]
         assert o["gather"] == [[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]]][r]
         assert o["object"] == [None, {"from": 0}][r]
+        assert o["scalars"] == [3.0, [], [2.0], [1], [0.0, 5.0], [[], []]]
         # the compiled steps (one SPMD program over both processes) train as eagerly
         for kind in ("ddp_compiled", "fsdp_compiled"):
             np.testing.assert_allclose(res[kind]["losses"], res["ddp"]["losses"], rtol=1e-5)

@@ -117,7 +117,7 @@ def _run(kind, op, tensor: Tensor, g, post: tuple = ()):
     mesh = g.mesh()
     reduce_fn = _reduce_fn(op) if kind == "reduce" else None
     program = _eager_programs.collective(kind, op if kind == "reduce" else None, reduce_fn,
-                                         mesh, g.size())
+                                         mesh, g.size(), arr.ndim == 0)
     out = program(_eager_programs.stack_rows(arr, mesh, g.size()))
     return _eager_programs.post(out.addressable_data(0), post, g.rank())
 

@@ -43,22 +43,24 @@ first = _programs.lazy_jit(_first)
 # -- a collective ------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1024)
-def collective(kind: str, op, reduce_fn, mesh, n: int):
+def collective(kind: str, op, reduce_fn, mesh, n: int, scalar: bool = False):
     """The program of a collective over `mesh` (one device per process of the group, axis
     "ranks"): takes the group's rows concatenated on dim 0 (each process's shard is its
-    tensor as it is, so no program makes the row), gives the reduction (kind "reduce", by
-    `reduce_fn`, the ReduceOp `op`'s) or the stacked rows ("gather"), replicated: XLA's
-    all-reduce / all-gather between the processes."""
+    tensor as it is, so no program makes the row; a 0-d tensor's, `scalar`, with an axis
+    added), gives the reduction (kind "reduce", by `reduce_fn`, the ReduceOp `op`'s) or the
+    stacked rows ("gather"), replicated: XLA's all-reduce / all-gather between the
+    processes."""
     whole = NamedSharding(mesh, PartitionSpec())
 
     def run(cat):
-        rows = cat.reshape((n, cat.shape[0] // n) + cat.shape[1:])
+        per_rank = () if scalar else (cat.shape[0] // n,) + cat.shape[1:]
+        rows = cat.reshape((n,) + per_rank)
         out = reduce_fn(rows) if kind == "reduce" else rows
         return jax.lax.with_sharding_constraint(out, whole)
 
     # op by its value ("sum", ...): reduce_fn is the table's lambda for it, one per ReduceOp
     ident = _programs.ident_of("distributed.collective", kind,
-                               None if op is None else op.value, mesh, n)
+                               None if op is None else op.value, mesh, n, scalar)
     return _programs.program(run, ident)
 
 
