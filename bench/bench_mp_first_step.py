@@ -10,7 +10,9 @@ rank a batch of 32; the step eager (`eager`) or `torch.compile(step)` (one SPMD 
 both processes, `compiled`). "first step" is wall time from starting the launcher to the end
 of the rank's first step (loss read back), so it includes starting Python, importing
 torchjax, joining JAX's distributed runtime and DDP's broadcast of the parameters; "programs"
-is what torchjax.compile_stats() counted by then (compiled / loaded from a cache). Every job
+is what torchjax.compile_stats() counted by then (compiled / loaded from a cache), "traced"
+the functions JAX traced to a jaxpr by then (in a warm job: what the caches could not
+spare). "after join" is first step minus joined: the part a cache can shorten. Every job
 is a fresh launcher with fresh processes: in-process caches would hide the cost. The two
 ranks share the machine's cores.
 """
@@ -60,7 +62,8 @@ def child(variant: str) -> None:
     losses = [loss] + [run(x, y).item() for _ in range(2)]
     line = "RESULT " + json.dumps({"rank": rank, "first_step": first, "started": started,
                                    "joined": joined, "compiled": s.compiled,
-                                   "loaded": s.cache_hits, "losses": losses})
+                                   "loaded": s.cache_hits, "traced": s.traced,
+                                   "losses": losses})
     for r in range(dist.get_world_size()):  # one after the other: lines would interleave
         if r == rank:
             print(line, flush=True)
@@ -100,9 +103,9 @@ def main() -> None:
                 assert cold[r]["losses"] == warm[r]["losses"], "a warm job changed the losses"
             for kind, res in (("cold", cold), ("warm", warm)):
                 rows.setdefault((variant, kind), []).append(res)
-    print("| step | cache | rank | first step s | of which: started, joined s | programs "
-          "compiled / loaded |")
-    print("|---|---|---|---|---|---|")
+    print("| step | cache | rank | first step s | of which: started, joined s | after join s "
+          "| programs compiled / loaded | traced |")
+    print("|---|---|---|---|---|---|---|---|")
     out = []
     for (variant, kind), runs in rows.items():
         for r in range(2):
@@ -110,10 +113,13 @@ def main() -> None:
             last = runs[-1][r]
             started = statistics.median(run[r]["started"] for run in runs)
             joined = statistics.median(run[r]["joined"] for run in runs)
+            after = statistics.median(run[r]["first_step"] - run[r]["joined"] for run in runs)
             print(f"| {variant} | {kind} | {r} | {first:.2f} | {started:.2f}, {joined:.2f} | "
-                  f"{last['compiled']} / {last['loaded']} |")
+                  f"{after:.2f} | {last['compiled']} / {last['loaded']} | {last['traced']} |")
             out.append({"variant": variant, "cache": kind, "rank": r, "first_step": first,
-                        "started": started, "joined": joined, "compiled": last["compiled"], "loaded": last["loaded"]})
+                        "started": started, "joined": joined, "after_join": after,
+                        "compiled": last["compiled"], "loaded": last["loaded"],
+                        "traced": last["traced"]})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

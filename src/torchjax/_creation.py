@@ -375,6 +375,10 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 # -- ranges ------------------------------------------------------------------------------------
 
+# the dtypes arange's float64 / int64 values are cast to on the host (others by XLA)
+_HOST_CASTS = (np.dtype(np.float32), np.dtype(np.int32))
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False) -> Tensor:
     if end is None:
@@ -394,6 +398,10 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
     def fill(d):
         arr = start + np.arange(n, dtype=np.float64 if d.is_floating_point else np.int64) * step
+        if np.dtype(d.np) in _HOST_CASTS and arr.dtype != d.np and _one_off.top_level():
+            # cast on the host, as XLA would (round to nearest even, integers wrapped): no
+            # program per length for the conversion (traced again in every process)
+            return _one_off.to_device(arr.astype(d.np))
         return jnp.asarray(arr, dtype=d.np)
     return _make((n,), d, _target(device), requires_grad, fill, out, "arange", layout)
 

@@ -8,9 +8,9 @@ any order: the backward of a JaxSpec node is again a pure function of arrays.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
+from . import _programs
 from ._autograd.grad_mode import STATE
 from ._autograd.node import accumulator_of, node_class
 
@@ -25,9 +25,10 @@ class JaxSpec:
     """The backward of fn(*leaves) -> tuple of arrays, with respect to the leaves in `diff`,
     in the interface the engine expects of a node's spec (pure, jit, edge_of, run)."""
 
-    __slots__ = ("fn", "pure", "jit", "edge_of", "n_edges", "slots", "__weakref__")
+    # ident: what names this backward for the program cache (None: it is not named)
+    __slots__ = ("fn", "pure", "jit", "edge_of", "n_edges", "slots", "ident", "__weakref__")
 
-    def __init__(self, fn, diff: tuple, n_leaves: int):
+    def __init__(self, fn, diff: tuple, n_leaves: int, ident: str | None = None):
         self.fn = fn
         self.edge_of = diff
         self.n_edges = n_leaves
@@ -46,7 +47,9 @@ class JaxSpec:
 
         from ._pure import pytorch_complex_convention, vjp_of_inexact
         self.pure = pytorch_complex_convention(pure)
-        self.jit = jax.jit(self.pure)
+        # named (the program cache) when fn is: its backward is fixed by fn and diff
+        self.ident = ident and _programs.ident_of("from_jax backward", ident, diff, n_leaves)
+        self.jit = _programs.program(self.pure, self.ident)
 
     def run(self, saved, cts):
         from ._view_grad import run_spec
@@ -57,22 +60,22 @@ _SPECS: dict = {}
 _FORWARDS: dict = {}
 
 
-def _spec(fn, diff, n):
+def _spec(fn, diff, n, ident=None):
     key = (fn, diff, n)
     spec = _SPECS.get(key)
     if spec is None:
-        spec = _SPECS[key] = JaxSpec(fn, diff, n)
+        spec = _SPECS[key] = JaxSpec(fn, diff, n, ident)
     return spec
 
 
-def _forward(fn):
+def _forward(fn, ident=None):
     f = _FORWARDS.get(fn)
     if f is None:
-        f = _FORWARDS[fn] = jax.jit(fn)
+        f = _FORWARDS[fn] = _programs.program(fn, ident)
     return f
 
 
-def record(fn, leaves: tuple, edges: tuple, name: str, reach=None):
+def record(fn, leaves: tuple, edges: tuple, name: str, reach=None, ident=None, outs=None):
     """Run fn(*leaves) (a tuple of arrays out) as one jitted call; when grad mode is on and
     some leaf has an edge, record a node named `name` whose backward is fn's vjp.
 
@@ -81,10 +84,13 @@ def record(fn, leaves: tuple, edges: tuple, name: str, reach=None):
     floor) still links an output to its input, as eager's nodes do.
 
     `fn` must be a stable object (cached, not a fresh lambda per call): it keys the compile
-    caches. Returns the output Tensors (a tuple, like fn's result)."""
+    caches. `ident` names fn's program for the program cache (None: a plain jax.jit); `outs`
+    holds fn's outputs when the caller already ran it.
+    Returns the output Tensors (a tuple, like fn's result)."""
     from ._tensor import Tensor
 
-    outs = _forward(fn)(*leaves)
+    if outs is None:
+        outs = _forward(fn, ident)(*leaves)
     diff = tuple(i for i, e in enumerate(edges) if e is not None)
     node = None
     if diff and STATE.grad_enabled:
@@ -98,7 +104,7 @@ def record(fn, leaves: tuple, edges: tuple, name: str, reach=None):
             edges = tuple(e if i not in diff or used[diff.index(i)] else None
                           for i, e in enumerate(edges))
             diff = tuple(i for i, u in zip(diff, used) if u)
-            spec = _spec(fn, diff, len(leaves))
+            spec = _spec(fn, diff, len(leaves), ident)
             node = node_class(name)(spec, tuple(leaves), tuple(edges), (), len(outs))
     res = []
     for k, o in enumerate(outs):

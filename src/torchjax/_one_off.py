@@ -53,18 +53,21 @@ def few(key, size: int, calls: int = HOST_CALLS) -> bool:
     return True
 
 
+def place(host: np.ndarray, sharding):
+    """`host` (the same value on every process) on `sharding`. Over several processes (DDP's,
+    FSDP's parameters) each process places its own pieces: jax.device_put would first check
+    with a collective that every process passed the same value, a program traced on every
+    run. The callers fill from a shape and a constant (an optimizer's state, zero
+    gradients, backward's ones), the same on every process."""
+    if not sharding.is_fully_addressable:
+        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+    return jax.device_put(host, sharding)
+
+
 def to_device(host: np.ndarray, like=None):
     """`host` as a jax array: beside `like` (its sharding, when it is committed to one), else
     on the default device, uncommitted, as a jitted factory's result would be."""
     if like is not None and getattr(like, "committed", False):
-        return jax.device_put(host, like.sharding)
+        return place(host, like.sharding)
     # (jnp.asarray would compile a `stage` program per shape in jax 0.10; device_put does not)
     return jax.device_put(host)
-
-
-def size_class(n: int) -> int:
-    """The random draw that holds n values, cut to a one-off shape: 1024 * 16**k. Powers of 16,
-    not of 2: each class is a sampler compile of about a second, each unused value costs
-    nanoseconds."""
-    bits = max(0, (n - 1).bit_length() - 10)
-    return 1 << (10 + 4 * -(-bits // 4))

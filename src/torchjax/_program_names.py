@@ -47,6 +47,11 @@ def describe(v) -> str:
     from jax import sharding
     if isinstance(v, (sharding.NamedSharding, sharding.Mesh, sharding.PartitionSpec)):
         return describe_layout(v)
+    # a value type of torchjax's own that names itself, all of its state (a DTensor
+    # placement: Shard(dim=0)); by its exact class, so a subclass elsewhere is not named
+    name = getattr(t, "_program_name", None)
+    if name is not None and _own(getattr(t, "__module__", "") or ""):
+        return f"{_qualified(t)}:{v._program_name()}"
     raise Uncacheable(t.__name__)
 
 

@@ -4,6 +4,7 @@ Tensor kept in its own file as _tensor_convert.py keeps its conversions."""
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from . import _device_dtypes, _meta
@@ -162,4 +163,10 @@ def _scalar_array(t):
     """The single value of t as a 0-d array, for bool(), float(), int(), complex(), index."""
     if _meta.is_meta(t._data):
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-    return t._data.reshape(())
+    a = t._data
+    if a.ndim and not isinstance(a, jax.core.Tracer) and getattr(a, "is_fully_addressable",
+                                                                  False):
+        # the value goes to Python anyway: reshaped on the host, without a program per
+        # shape (traced again in every process)
+        return np.asarray(a).reshape(())
+    return a.reshape(())

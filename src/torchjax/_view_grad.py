@@ -16,8 +16,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from . import _programs
 from ._autograd.node import Node, accumulator_of, node_class
-from ._views import _apply_chain, _write
+from ._views import _apply_chain, _write, chain_name
 
 
 class _COPY_SLICES(Node):
@@ -36,9 +37,10 @@ class FunctionSpec:
     engine expects of a node's spec (pure, jit, edge_of, run). `unsaved` lists positions
     whose values the gradient does not read: (position, shape, dtype), zeros stand in."""
 
-    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots")
+    # ident: what names this backward for the program cache (None: it is not named)
+    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots", "ident")
 
-    def __init__(self, fn, diff: tuple, unsaved: tuple, n_edges: int):
+    def __init__(self, fn, diff: tuple, unsaved: tuple, n_edges: int, ident=None):
         self.edge_of = diff
         self.n_edges = n_edges
         self.slots = tuple((i, -1, i) for i in diff)
@@ -59,7 +61,9 @@ class FunctionSpec:
 
         from ._pure import pytorch_complex_convention
         self.pure = pytorch_complex_convention(pure)
-        self.jit = jax.jit(self.pure)
+        self.ident = ident and _programs.ident_of("function backward", ident, diff, unsaved,
+                                                  n_edges)
+        self.jit = _programs.program(self.pure, self.ident)
 
     def run(self, saved, cts):
         return run_spec(self, saved, cts)
@@ -102,7 +106,13 @@ def record_copy_slices(view, op_key, op_pure, dyn, arrays, versions):
         def update(b, *rest):
             return _write(chain, b, op_pure(_apply_chain(chain, b), *rest))
 
-        spec = _SPECS[key] = FunctionSpec(update, diff, (), len(edges))
+        prep, stat, cd, out_cast = op_key
+        name = chain_name(chain)
+        # (the op as dispatch names its forward program: _dispatch.py)
+        ident = None if name is None else _programs.ident_of(
+            "copy slices", prep.op.name, prep.op.fn, stat, tuple(map(type, stat)), cd,
+            out_cast, name)
+        spec = _SPECS[key] = FunctionSpec(update, diff, (), len(edges), ident)
     # the old base's values, before view._write replaced them
     saved = (base._data,) + tuple(arrays[1:])
     return _COPY_SLICES(spec, saved, edges, tuple(versions), 1, has_saved=True)
@@ -122,8 +132,10 @@ def regenerate_views(base) -> None:
         spec = _SPECS.get(key)
         if spec is None:
             chain = v._view_chain
-            spec = _SPECS[key] = FunctionSpec(lambda b, chain=chain: _apply_chain(chain, b),
-                                              (0,), ((0, av.shape, av.dtype),), 1)
+            name = chain_name(chain)
+            spec = _SPECS[key] = FunctionSpec(
+                lambda b, chain=chain: _apply_chain(chain, b), (0,), ((0, av.shape, av.dtype),),
+                1, None if name is None else _programs.ident_of("view", name))
         v._grad_fn = _VIEW_NODE(spec, (None,), (edge,), (), 1, has_saved=False)
         v._output_nr = 0
         v._requires_grad = True

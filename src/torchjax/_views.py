@@ -7,9 +7,9 @@ cached jitted functions keyed by the chain, so repeated writes cost one XLA call
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
+from . import _programs
 from ._x64 import scoped
 
 
@@ -24,11 +24,30 @@ _write_cache: dict = {}
 
 
 # both run in torchjax's x64 scope: tensors write their views from outside ops too (.data =)
+def chain_name(chain):
+    """The chain as plain values for a program's name (_programs.ident_of), or None: each
+    link by its kind, its op row's name and function, and its static arguments (a row's
+    view and write rules are its table entry's, covered by the source fingerprint)."""
+    parts = []
+    for obj, skw in chain:
+        row = getattr(obj, "op", obj)  # (a link picking output i of a multi-output view)
+        if not (isinstance(getattr(row, "name", None), str) and callable(getattr(row, "fn", None))):
+            return None
+        parts.append((type(obj).__name__, row.name, row.fn, skw))
+    return tuple(parts)
+
+
+def _named(fn, what, chain):
+    """fn as a program named by `what` and the chain (a plain jax.jit when it has no name)."""
+    name = chain_name(chain)
+    return _programs.program(fn, None if name is None else _programs.ident_of(what, name))
+
+
 @scoped
 def read_through(chain, base):
     f = _read_cache.get(chain)
     if f is None:
-        f = _read_cache[chain] = jax.jit(lambda b: _apply_chain(chain, b))
+        f = _read_cache[chain] = _named(lambda b: _apply_chain(chain, b), "view read", chain)
     return f(base)
 
 
@@ -61,5 +80,6 @@ def _write(chain, base, new):
 def write_through(chain, base, new):
     f = _write_cache.get(chain)
     if f is None:
-        f = _write_cache[chain] = jax.jit(lambda b, n: _write(chain, b, n))
+        f = _write_cache[chain] = _named(lambda b, n: _write(chain, b, n), "view write",
+                                         chain)
     return f(base, new)

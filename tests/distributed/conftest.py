@@ -37,7 +37,7 @@ _CHECKS_JOB = "checks: "
 # runs them side by side on two cores (one process for all five took longer than the
 # slowest of the five processes before). A script in no set runs alone.
 _SETS = (("ddp_script.py", "fsdp_script.py", "tp_script.py"),
-         ("collectives_script.py", "dtensor_script.py"))
+         ("collectives_script.py", "dtensor_script.py", "names_script.py"))
 _SHARED: list = []  # the directory xdist workers share (set by the session fixture)
 
 

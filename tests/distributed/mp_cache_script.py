@@ -10,6 +10,7 @@ import warnings
 
 faulthandler.dump_traceback_later(240, exit=True)  # a collective that waits forever fails
 
+import jax
 import numpy as np
 import torch  # torchjax: the launcher runs scripts through `python -m torchjax`
 import torch.distributed as dist
@@ -33,9 +34,21 @@ def counted_signature(args):
 
 
 _programs.signature = counted_signature
+
+# the functions JAX traced (to a jaxpr: what a warm run should no longer do), by name
+traced = []
+
+
+def on_duration(event, secs, **kwargs):
+    if event == "/jax/core/compile/jaxpr_trace_duration":
+        traced.append(kwargs.get("fun_name"))
+
+
+jax.monitoring.register_event_duration_secs_listener(on_duration)
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.compile_stats(reset=True)
+traced.clear()
 out = {"rank": rank}
 
 with warnings.catch_warnings(record=True) as caught:
@@ -55,6 +68,46 @@ with warnings.catch_warnings(record=True) as caught:
     rs = torch.zeros(2)
     dist.reduce_scatter_tensor(rs, torch.arange(4.0) + 10 * rank)
     out["collectives"] = [t.tolist(), rs.tolist()]
+    # the same shapes again under other reduce ops, sources and collectives: each is a
+    # program of its own (one keyed wrongly would give a warm run another one's result)
+    R = dist.ReduceOp
+    others = {}
+    for op in (R.MAX, R.AVG, R.MIN, R.PRODUCT):
+        a = x.clone()
+        dist.all_reduce(a, op=op)
+        others[op.name] = a.tolist()
+    for src in (1, 0):
+        b = x.clone()
+        dist.broadcast(b, src=src)
+        others[f"broadcast{src}"] = b.tolist()
+    gl = [torch.zeros(2), torch.zeros(2)]
+    dist.all_gather(gl, x)
+    others["all_gather"] = [v.tolist() for v in gl]
+    into = torch.zeros(4)
+    dist.all_gather_into_tensor(into, x)
+    others["all_gather_into_tensor"] = into.tolist()
+    a2a = torch.zeros(2)
+    dist.all_to_all_single(a2a, x + 10 * rank)
+    others["all_to_all_single"] = a2a.tolist()
+    sc = torch.zeros(2)
+    dist.scatter(sc, [x * 0 + 7, x * 0 + 8] if rank == 1 else None, src=1)
+    others["scatter"] = sc.tolist()
+    gathered = [torch.zeros(2), torch.zeros(2)]
+    dist.gather(x, gathered if rank == 0 else None, dst=0)
+    others["gather"] = [v.tolist() for v in gathered]
+    lst = [None]
+    dist.broadcast_object_list(lst if rank else [{"from": 0}], src=0)
+    others["object"] = lst[0] if rank else None
+    # 0-d tensors keep their shape (each rank's piece of the rows gets an axis first)
+    s0 = torch.tensor(float(rank + 1))
+    dist.all_reduce(s0)
+    s1 = torch.tensor([float(rank + 1)])
+    dist.all_reduce(s1, op=R.MAX)
+    sl = [torch.tensor(0.0), torch.tensor(0.0)]
+    dist.all_gather(sl, torch.tensor(float(rank * 5)))
+    others["scalars"] = [s0.tolist(), list(s0.shape), s1.tolist(), list(s1.shape),
+                         [v.tolist() for v in sl], [list(v.shape) for v in sl]]
+    out["other_collectives"] = others
 
     g = np.random.default_rng(0)
     data = [(torch.tensor(g.standard_normal((16, 4)).astype(np.float32)),
@@ -78,7 +131,7 @@ with warnings.catch_warnings(record=True) as caught:
 out["warnings"] = [str(w.message) for w in caught if "cache" in str(w.message)]
 s = torch.compile_stats()
 out["stats"] = {"compiled": s.compiled, "cache_hits": s.cache_hits, "traced": s.traced,
-                "unkeyed": unkeyed[0]}
+                "unkeyed": unkeyed[0], "traced_names": traced}
 for r in range(world):  # one after the other: long lines written together would interleave
     if r == rank:
         print("RESULT " + json.dumps(out), flush=True)

@@ -45,6 +45,13 @@ def counted_signature(args):
 _programs._Program._compile = counted_compile
 _programs.signature = counted_signature
 
+# the functions JAX traced to a jaxpr, by name
+import jax  # noqa: E402
+traced = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, secs, **kw: traced.append(kw.get("fun_name"))
+    if event == "/jax/core/compile/jaxpr_trace_duration" else None)
+
 # devices in another order than jax.devices(): a loaded executable must run each shard on
 # the device it was compiled for
 mesh = DeviceMesh("cpu", [[3, 1, 2, 0], [4, 5, 6, 7]], mesh_dim_names=("dp", "tp"))
@@ -80,7 +87,7 @@ def train(wrap, steps=2):
 out["ddp"] = train(DistributedDataParallel)
 out["fsdp"] = train(fully_shard)
 out["one device training"] = train(lambda m: None)
-print("RESULT " + json.dumps({"out": out, "made": made,
+print("RESULT " + json.dumps({"out": out, "made": made, "traced": traced,
                               "stats": vars(torch.compile_stats())}))
 """
 
@@ -106,6 +113,13 @@ def test_a_second_process_loads_every_sharded_program(tmp_path):
     # and lowered, then found in JAX's persistent cache)
     assert warm["made"] == {"compiled": 0, "unkeyed": 0}, warm["made"]
     assert warm["stats"]["compiled"] == 0
+    # and nothing else of torchjax's is traced either: distribute_tensor's, fully_shard's and
+    # DDP's placing of one device's array over the mesh, from_jax's Reshard (forward and
+    # backward) and copying a parameter are named programs now (7 traced before). What
+    # remains: JAX placing the labels (one device's, not laid out by DDP, which lays out the
+    # module's inputs only) onto the loss program's mesh, inside the call of that loaded
+    # program (JAX's own `_multi_slice`)
+    assert warm["traced"] == ["_multi_slice"], warm["traced"]
     assert warm["out"] == cold["out"]
     one, sharded = cold["out"]["one device"], cold["out"]["sharded"]
     for got, want in zip(sharded, one):

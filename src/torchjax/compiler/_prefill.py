@@ -28,6 +28,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from .. import _one_off
 from .._tensor import Tensor
 from ._trace import GradClear, GradWrite, OptStateWrite, TensorWrite
 
@@ -120,7 +121,7 @@ def prefill_fresh(optimizers) -> list | None:
                 if not p._requires_grad:
                     continue
                 zeros = np.zeros(p._data.shape, p._data.dtype)
-                p._grad = Tensor._wrap(jax.device_put(zeros, p._data.sharding))
+                p._grad = Tensor._wrap(_one_off.place(zeros, p._data.sharding))
                 states = []
                 if stateful:
                     st = _beside(opt._init_state(p, group), p)

@@ -1,9 +1,11 @@
 """The collectives of torch.distributed, each one jitted program over the group's processes.
 
-Each process's tensor becomes its row of a global (group size, *shape) array sharded over a
-mesh of one device per process; a jitted reduction or gather whose output is replicated makes
-XLA emit the collective (an all-reduce, an all-gather) across the processes; each process
-then reads its own copy and writes it into the tensor in place, as PyTorch's collectives do.
+Each process's tensor becomes its piece of a global array of the group's rows (concatenated
+on dim 0) sharded over a mesh of one device per process; a jitted reduction or gather whose
+output is replicated makes XLA emit the collective (an all-reduce, an all-gather) across the
+processes; each process then takes its part of its copy (a row, its slice) and writes it into
+the tensor in place, as PyTorch's collectives do. Eagerly these are named programs
+(_eager_programs.py): a warm process loads them from the program cache without tracing.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ import pickle
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
 
 from .._autograd import grad_mode
 from .._tensor import Tensor
-from . import _per_rank
+from . import _eager_programs, _per_rank
 from ._process_group import MeshGroup, _group
 
 __all__ = ["ReduceOp", "all_reduce", "all_gather", "all_gather_into_tensor",
@@ -91,60 +92,34 @@ def _reduce_fn(op):
     return _REDUCE[op]
 
 
-@functools.cache
-def _program(kind: str, op, g):
-    """A jitted collective over the group's mesh, replicated output (XLA's collective)."""
-    mesh = g.mesh()
-    out = NamedSharding(mesh, PartitionSpec())
-    if kind == "reduce":
-        fn = _reduce_fn(op)
-    else:  # gather: the stacked rows, everywhere
-        def fn(a):
-            return a
-    return jax.jit(fn, out_shardings=out)
-
-
-def _run(kind, op, tensor: Tensor, g):
-    """This process's copy of the collective's result over the group's rows."""
+def _run(kind, op, tensor: Tensor, g, post: tuple = ()):
+    """This process's part of the collective's result over the group's rows: the
+    reduction or the stacked rows, then `post`'s steps (_eager_programs.apply_post: a row,
+    every row, this rank's slice, a reshape)."""
     arr = tensor._data
-    if g.size() == 1:
-        # a group of one needs no other process: plain array code, which also traces (so
-        # these run inside torchjax.compile for a single-process job)
-        rows = jnp.asarray(arr)[None]
-        return _reduce_fn(op)(rows) if kind == "reduce" else rows
-    if isinstance(arr, jax.core.Tracer):
-        # a compiled step is traced per rank and runs as one program over every process
-        # (_per_rank.py): the rows are an all-gather over its process axis
-        rows = _per_rank.rows(arr, g)
-        return _reduce_fn(op)(rows) if kind == "reduce" else rows
+    traced = isinstance(arr, jax.core.Tracer)
+    if g.size() == 1 and not traced:  # (eagerly: one named program, see below)
+        return _eager_programs.alone(kind, op if kind == "reduce" else None,
+                                     _reduce_fn(op) if kind == "reduce" else None, post)(arr)
+    if g.size() == 1 or traced:
+        if g.size() == 1:
+            # a group of one needs no other process: plain array code, which also traces
+            # (so these run inside torchjax.compile for a single-process job)
+            rows = jnp.asarray(arr)[None]
+        else:
+            # a compiled step is traced per rank and runs as one program over every process
+            # (_per_rank.py): the rows are an all-gather over its process axis
+            rows = _per_rank.rows(arr, g)
+        value = _reduce_fn(op)(rows) if kind == "reduce" else rows
+        return _eager_programs.apply_post(value, post, lambda x, k, axis: _slice(x, g, k, axis))
+    # eagerly: named programs (the program cache loads them in a warm process without
+    # tracing), the collective's the same on every rank, `post` this process's own
     mesh = g.mesh()
-    mine = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
-    arr = jnp.asarray(tensor._data)
-    row = jax.device_put(arr[None], mine[0])
-    stacked = jax.make_array_from_single_device_arrays(
-        (g.size(),) + arr.shape, NamedSharding(mesh, PartitionSpec("ranks")), [row])
-    out = _program(kind, op, _GroupKey(g))(stacked)
-    return out.addressable_data(0)
-
-
-class _GroupKey:
-    """A group as a cache key (by its ranks), carrying the group to build the mesh."""
-
-    def __init__(self, g):
-        self.g = g
-        self.key = tuple(g.ranks)
-
-    def __hash__(self):
-        return hash(self.key)
-
-    def __eq__(self, other):
-        return isinstance(other, _GroupKey) and other.key == self.key
-
-    def mesh(self):
-        return self.g.mesh()
-
-    def size(self):
-        return self.g.size()
+    reduce_fn = _reduce_fn(op) if kind == "reduce" else None
+    program = _eager_programs.collective(kind, op if kind == "reduce" else None, reduce_fn,
+                                         mesh, g.size(), arr.ndim == 0)
+    out = program(_eager_programs.stack_rows(arr, mesh, g.size()))
+    return _eager_programs.post(out.addressable_data(0), post, g.rank())
 
 
 def _write(t: Tensor, value) -> None:
@@ -204,7 +179,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
         raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a group of "
                          f"{g.size()}")
     if _member(g):
-        rows = _run("gather", None, tensor, g)
+        rows = _run("gather", None, tensor, g, (("rows",),))
         for r, t in enumerate(tensor_list):
             _write(t, rows[r])
     return _done(async_op)
@@ -215,8 +190,8 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
     """output_tensor <- every rank's input, concatenated on dim 0 (or stacked)."""
     g = _process_group(group)
     if _member(g):
-        rows = _run("gather", None, input_tensor, g)
-        _write(output_tensor, rows.reshape(tuple(output_tensor.shape)))
+        _write(output_tensor, _run("gather", None, input_tensor, g,
+                                   (("reshape", tuple(output_tensor.shape)),)))
     return _done(async_op)
 
 
@@ -225,10 +200,9 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=
     """output <- this rank's dim-0 chunk of the reduction of every rank's input."""
     g = _process_group(group)
     if _member(g):
-        total = _run("reduce", op, input, g)
-        k = total.shape[0] // g.size()
-        mine = _slice(total, g, k, 0)
-        _write(output, mine.reshape(tuple(output.shape)))
+        k = input.shape[0] // g.size()
+        _write(output, _run("reduce", op, input, g,
+                            (("mine", k, 0), ("reshape", tuple(output.shape)))))
     return _done(async_op)
 
 
@@ -238,8 +212,8 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
     import torchjax
     g = _process_group(group)
     if _member(g):
-        total = _run("reduce", op, torchjax.stack(list(input_list)), g)
-        _write(output, _mine(total, g))
+        _write(output, _run("reduce", op, torchjax.stack(list(input_list)), g,
+                            (("mine", 1, 0), ("row", 0))))
     return _done(async_op)
 
 
@@ -247,8 +221,8 @@ def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False, 
     """tensor <- rank src's tensor, in place on every rank."""
     g = _process_group(group)
     if _member(g):
-        rows = _run("gather", None, tensor, g)
-        _write(tensor, rows[g.ranks.index(src) if group_src is None else group_src])
+        i = g.ranks.index(src) if group_src is None else group_src
+        _write(tensor, _run("gather", None, tensor, g, (("row", i),)))
     return _done(async_op)
 
 
@@ -260,8 +234,9 @@ def gather(tensor: Tensor, gather_list=None, dst: int = 0, group=None, async_op:
     """
     g = _process_group(group)
     if _member(g):
-        rows = _run("gather", None, tensor, g)
-        if _across(tensor, g):
+        across = _across(tensor, g)
+        rows = _run("gather", None, tensor, g, () if across else (("rows",),))
+        if across:
             _per_rank.keep(rows)
         if jax.process_index() == (dst if group_dst is None else g.ranks[group_dst]):
             for r, t in enumerate(gather_list):
@@ -281,10 +256,14 @@ def scatter(tensor: Tensor, scatter_list=None, src: int = 0, group=None, async_o
     if _member(g):
         mine = torchjax.stack(list(scatter_list)) if jax.process_index() == source else \
             torchjax.zeros((g.size(),) + tuple(tensor.shape), dtype=tensor.dtype)
-        rows = _run("gather", None, mine, g)
+        i = g.ranks.index(source)
         if _across(mine, g):
+            rows = _run("gather", None, mine, g)
             _per_rank.keep(rows)
-        _write(tensor, _mine(rows[g.ranks.index(source)], g))
+            _write(tensor, _mine(rows[i], g))
+        else:
+            _write(tensor, _run("gather", None, mine, g, (("row", i), ("mine", 1, 0),
+                                                          ("row", 0))))
     return _done(async_op)
 
 
@@ -296,10 +275,9 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
                                   "torchjax: JAX needs equal splits")
     g = _process_group(group)
     if _member(g):
-        rows = _run("gather", None, input, g)
-        k = rows.shape[1] // g.size()
-        mine = _slice(rows, g, k, 1)
-        _write(output, mine.reshape(tuple(output.shape)))
+        k = input.shape[0] // g.size()
+        _write(output, _run("gather", None, input, g,
+                            (("mine", k, 1), ("reshape", tuple(output.shape)))))
     return _done(async_op)
 
 
@@ -311,9 +289,12 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     import torchjax
     g = _process_group(group)
     if _member(g):
-        rows = _run("gather", None, torchjax.stack(list(input_tensor_list)), g)
+        shape = (g.size(),) + tuple(input_tensor_list[0].shape)
+        # rank r's input_tensor_list[this rank], for every r
+        got = _run("gather", None, torchjax.stack(list(input_tensor_list)), g,
+                   (("mine", 1, 1), ("reshape", shape), ("rows",)))
         for r, t in enumerate(output_tensor_list):
-            _write(t, _mine(rows[r], g))
+            _write(t, got[r])
     return _done(async_op)
 
 
@@ -321,7 +302,7 @@ def _object_rows(obj, g):
     import torchjax
     data = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
     n = torchjax.tensor([len(data)])
-    sizes = _run("gather", None, n, g)
+    sizes = np.asarray(_run("gather", None, n, g))  # (read on the host: no program)
     longest = int(np.max(np.asarray(sizes)))
     padded = np.zeros(longest, np.uint8)
     padded[:len(data)] = data

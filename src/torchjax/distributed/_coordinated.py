@@ -41,8 +41,43 @@ def on() -> bool:
     return SUBGROUPS[0]
 
 
-def start() -> None:
+_TRACES = [0]  # the traces this process began in such a job (ranks count them alike)
+
+
+def start(what: str = "a compiled step") -> None:
+    """The start of this rank's trace of a step: every rank must be at the start of its
+    trace of the same step, within the process group's timeout (else RuntimeError)."""
+    _meet(what)
     _STATE.update(done=False, broken=False)
+
+
+def _meet(what: str) -> None:
+    """Waits at a barrier of JAX's coordination service for every rank to begin its trace.
+    Without it, a rank tracing a step the others never call (an evaluation on rank 0) would
+    wait forever in the first exchange of posts, an eager collective they never join (or
+    meet another collective of theirs by mistake)."""
+    from jax._src import distributed
+
+    from . import _process_group
+    client = distributed.global_state.client
+    if client is None:  # (a job of one process coordinates nothing)
+        return
+    _TRACES[0] += 1
+    secs = _process_group.timeout_seconds()
+    try:
+        client.wait_at_barrier(f"torchjax_trace_together_{_TRACES[0]}", int(secs * 1000))
+    except Exception as e:  # noqa: BLE001  (jax's runtime error: the barrier timed out)
+        raise RuntimeError(
+            f"rank {jax.process_index()} began tracing {what} that the other ranks did not "
+            f"trace within the process group's timeout ({secs:g} s): in a job that made a "
+            "group of some of the processes (new_group), every rank must call each "
+            "torch.compile'd step together (torchjax traces the ranks' steps together so that "
+            "a group's collectives meet in one program over every process; PyTorch lets a "
+            "rank run a compiled function alone). Call the compiled function on every rank, "
+            "or run it uncompiled on the ranks that call it alone (torch.compiler.disable, "
+            "or no torch.compile). The coordination service said: "
+            f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+        ) from None
 
 
 def _exchange(post):

@@ -20,6 +20,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import NamedSharding, PartitionSpec
 
+from .. import _programs
 from .._tensor import Tensor
 from ..autograd import Function
 
@@ -58,6 +59,13 @@ def to_global(t: Tensor, sharding, dim: int, what: str) -> Tensor:
     return Tensor._wrap(glob)
 
 
+def _divided(a, n: int):
+    return a / n
+
+
+_divide = _programs.lazy_jit(_divided)  # (named: a warm process loads it untraced)
+
+
 class _Local(Function):
     """A global batch-sharded output -> this process's rows; backward: the reverse, scaled
     by 1 / (number of processes) as DDP averages."""
@@ -71,7 +79,7 @@ class _Local(Function):
 
     @staticmethod
     def backward(ctx, g):
-        local = g._data / _processes(ctx.mesh)
+        local = _divide(g._data, _processes(ctx.mesh))
         return Tensor._wrap(multihost_utils.host_local_array_to_global_array(
             local, ctx.mesh, ctx.spec)), None
 

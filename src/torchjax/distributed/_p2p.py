@@ -85,12 +85,15 @@ def _transfer(tensor: Tensor, peer: int, role: int) -> None:
     if theirs[0] == _RECV and role == _RECV:
         raise RuntimeError(f"recv from rank {peer} met its recv from rank {me}: both ranks "
                            f"are waiting; send on one side first")
-    if not (traced and _coordinated.on()):
+    picked = not traced and theirs[0] == _SEND
+    if picked:  # eagerly: the peer's row taken by a named program (_eager_programs.post)
+        rows = _run("gather", None, tensor, pair, (("row", pair.ranks.index(peer)),))
+    elif not (traced and _coordinated.on()):
         rows = _run("gather", None, tensor, pair)
     if traced:  # a sender's program must run the gather too (XLA drops an unused one)
         _per_rank.keep(rows)
     if theirs[0] == _SEND:
-        row = rows[pair.ranks.index(peer)]
+        row = rows if picked else rows[pair.ranks.index(peer)]
         if role == _RECV:
             _write(tensor, row)
         else:  # both sent: each keeps the other's data for its next recv

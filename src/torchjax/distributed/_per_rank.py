@@ -42,7 +42,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .._untraceable import Untraceable
-from . import _coordinated
+from . import _coordinated, _eager_programs
 
 AXIS = "torchjax_processes"  # the process axis of the per-rank trace and of the SPMD mesh
 _TRACING = [False]
@@ -157,15 +157,15 @@ class Spmd:
 
     @contextlib.contextmanager
     def tracing(self, breaks=()):
+        coordinated = _coordinated.on()
+        if coordinated:  # (first: a rank alone raises here, with nothing to undo)
+            _coordinated.start()
         prev, kept, last = _TRACING[0], list(_KEPT), list(_LAST)
         _TRACING[0] = True
         _KEPT.clear()
         _LAST.clear()
         self.breaks = breaks
         self.broken = False
-        coordinated = _coordinated.on()
-        if coordinated:
-            _coordinated.start()
         try:
             yield
         finally:
@@ -247,11 +247,12 @@ def _as_row(x):
     """This process's array as its row of a (processes, *shape) array over the mesh."""
     x = jnp.asarray(x)
     return jax.make_array_from_process_local_data(
-        NamedSharding(_mesh(), PartitionSpec(AXIS)), x[None], (jax.process_count(),) + x.shape)
+        NamedSharding(_mesh(), PartitionSpec(AXIS)), _eager_programs.add_axis(x),
+        (jax.process_count(),) + x.shape)
 
 
-def _on(x, sharding):
-    return x if x.sharding == sharding else jax.device_put(x, sharding)
+# (named programs, not jax.device_put's and `x[0]`'s: a warm process loads them untraced)
+_on = _eager_programs.reshard
 
 
 class _Runner:
@@ -300,7 +301,8 @@ class _Runner:
         # mesh is part of its type, and one program has one) and their new values come back
         # on the array's own sharding
         outs = program(*(_on(x, whole) if s else _as_row(x) for x, s in zip(inputs, spans)))
-        return [o.addressable_data(0)[0] if not r else _on(o, inputs[j].sharding)
+        return [_eager_programs.first(o.addressable_data(0)) if not r
+                else _on(o, inputs[j].sharding)
                 for o, r, j in zip(outs, replicated, self.source)]
 
     def _build(self, spans):

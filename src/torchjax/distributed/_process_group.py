@@ -25,6 +25,7 @@ __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "get
 class _State:
     initialized = False
     backend = None
+    timeout = None  # init_process_group's (a datetime.timedelta), None: PyTorch's default
     started_jax = False  # we called jax.distributed.initialize (and shut it down on destroy)
 
 
@@ -97,6 +98,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         _sync_batchnorm.install()
         _exit.install()  # a failing rank exits without JAX's exit barrier (see there)
     _STATE.initialized = True
+    _STATE.timeout = timeout
     _STATE.backend = backend or ("gloo" if jax.default_backend() == "cpu" else "nccl")
     GroupMember.WORLD = ProcessGroup(list(range(world)))
 
@@ -170,6 +172,15 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
         from ._collectives import all_reduce
         all_reduce(zeros(1), group=g)
     return None
+
+
+# PyTorch's default_pg_timeout: how long an operation on a process group waits for the others
+_DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
+
+
+def timeout_seconds() -> float:
+    """The process group's timeout (init_process_group(timeout=), else PyTorch's default)."""
+    return (_STATE.timeout or _DEFAULT_TIMEOUT).total_seconds()
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,

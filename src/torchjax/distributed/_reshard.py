@@ -12,10 +12,10 @@ import jax
 
 from .._tensor import Tensor
 from ..interop import from_jax
-from . import _per_rank
+from . import _eager_programs, _per_rank
 
 
-@from_jax(name="Reshard")
+@from_jax(name="Reshard", _every_input=True)
 def _constrain(x, sharding):
     return jax.lax.with_sharding_constraint(x, sharding)
 
@@ -31,6 +31,11 @@ def place_array(arr, sharding):
         return jax.lax.with_sharding_constraint(arr, sharding)
     if getattr(arr, "sharding", None) == sharding:
         return arr
+    if isinstance(arr, jax.Array):  # (named programs: a warm process loads them untraced)
+        spread = _eager_programs.spread(arr, sharding)
+        if spread is not None:
+            return spread
+        return _eager_programs.reshard(arr, sharding)
     return jax.device_put(arr, sharding)
 
 

@@ -10,7 +10,8 @@ import functools
 
 import jax
 
-from .._jax_node import edge_of, record
+from .. import _programs
+from .._jax_node import _forward, edge_of, record
 from .._tensor import Tensor
 from .._x64 import scoped
 
@@ -21,7 +22,7 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def from_jax(fn=None, *, name: str | None = None):
+def from_jax(fn=None, *, name: str | None = None, _every_input: bool = False):
     """Wrap a pure JAX function so it takes and returns torchjax Tensors.
 
     Tensors anywhere in the arguments (also inside tuples, lists and dicts) reach `fn` as jax
@@ -42,8 +43,10 @@ def from_jax(fn=None, *, name: str | None = None):
 
         y = swish(torch.randn(3, requires_grad=True), 1.5)   # grad_fn=<swishBackward>
     """
+    # (_every_input, torchjax's own: fn returns one array that depends on every tensor
+    # argument, so its dependences need no trace)
     if fn is None:
-        return functools.partial(from_jax, name=name)
+        return functools.partial(from_jax, name=name, _every_input=_every_input)
     label = name or getattr(fn, "__name__", "JaxFunction")
     flat_fns: dict = {}
 
@@ -60,28 +63,49 @@ def from_jax(fn=None, *, name: str | None = None):
             raise TypeError(f"from_jax({label}): non-tensor arguments must be hashable (they "
                             "key the compile cache); pass arrays as torchjax Tensors") from None
         if entry is None:
-            entry = flat_fns[key] = _flatten(fn, treedef, where, statics, len(leaves))
-        flat, out_tree = entry
+            entry = flat_fns[key] = _flatten(fn, treedef, where, statics, len(leaves)) + (
+                _ident(fn, treedef, where, statics),)
+        flat, whole, ident = entry
         tensors = [leaves[i] for i in where]
-        outs = record(flat, tuple(t._data for t in tensors),
-                      tuple(edge_of(t) for t in tensors), f"{label}Backward")
-        return jax.tree_util.tree_unflatten(out_tree[0], outs)
+        arrays = tuple(t._data for t in tensors)
+        # fn's result as fn returns it: its tree comes with the program (also with one the
+        # program cache loaded, which was never traced here)
+        out_leaves, out_tree = jax.tree_util.tree_flatten(_forward(whole, ident)(*arrays))
+        # (torchjax's own functions of one array out that depends on every tensor argument,
+        # a layout change, say so: finding it out is a trace per shape, in every process)
+        reach = [[True] * len(tensors)] if _every_input else None
+        outs = record(flat, arrays, tuple(edge_of(t) for t in tensors), f"{label}Backward",
+                      reach=reach, ident=ident, outs=tuple(out_leaves))
+        return jax.tree_util.tree_unflatten(out_tree, outs)
 
     return op
 
 
-def _flatten(fn, treedef, where, statics, n):
-    """fn as a function of the tensor arrays only, returning a flat tuple of arrays."""
-    out_tree = [None]
+def _ident(fn, treedef, where, statics):
+    """What names fn's program for the program cache (_programs.py), or None: fn is
+    torchjax's own (a user's function is never named: its code is not part of the cache's
+    key, so an edited one would load a stale program; it is traced in every process), the
+    other arguments plain values or layouts, the containers builtin ones (the tree's text
+    then says all of it)."""
+    tree = str(treedef)
+    if "CustomNode" in tree or "namedtuple" in tree or " at 0x" in tree:
+        return None
+    return _programs.ident_of("from_jax", fn, tree, where, statics)
 
-    def flat(*arrays):
+
+def _flatten(fn, treedef, where, statics, n):
+    """fn as a function of the tensor arrays only: (its result as a flat tuple of arrays,
+    its result as fn returns it)."""
+    def whole(*arrays):
         leaves = [None] * n
         for i, a in zip(where, arrays):
             leaves[i] = a
         for i, v in statics:
             leaves[i] = v
         args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
-        outs, out_tree[0] = jax.tree_util.tree_flatten(fn(*args, **kwargs))
-        return tuple(outs)
+        return fn(*args, **kwargs)
 
-    return flat, out_tree
+    def flat(*arrays):
+        return tuple(jax.tree_util.tree_leaves(whole(*arrays)))
+
+    return flat, whole

@@ -7,6 +7,7 @@ __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "Uninitia
 
 import jax.numpy as jnp
 
+from .. import _programs
 from .._numpy_shared import adopt
 from .._tensor import Tensor, _init_from
 from .._x64 import scoped
@@ -45,9 +46,18 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        p = type(self)(Tensor._wrap(jnp.array(self._data, copy=True)), self._requires_grad)
+        p = type(self)(Tensor._wrap(_copy(self._data)), self._requires_grad)
         memo[id(self)] = p
         return p
+
+
+def _copied(a):
+    return jnp.array(a, copy=True)
+
+
+# named (the program cache): copying a model's parameters (copy.deepcopy of a model laid out
+# over a mesh) then loads its copy programs in a warm process instead of tracing each
+_copy = _programs.lazy_jit(_copied)
 
 
 @scoped  # called by pickle, outside any torchjax call

@@ -200,7 +200,7 @@ def lay_out_parameter(p, mesh: DeviceMesh, placements, sharding) -> None:
 
 # -- the pieces as JAX functions (each one recorded op with JAX's gradient) -------------------
 
-@from_jax(name="FromLocal")
+@from_jax(name="FromLocal", _every_input=True)
 def _from_local(x, placements, sizes):
     for p, n in zip(placements, sizes):
         if isinstance(p, Shard):
@@ -210,7 +210,7 @@ def _from_local(x, placements, sizes):
     return x
 
 
-@from_jax(name="ToLocal")
+@from_jax(name="ToLocal", _every_input=True)
 def _take(x, index, divisor):
     x = x[tuple(slice(*s) for s in index)]
     return x / divisor if divisor != 1 else x

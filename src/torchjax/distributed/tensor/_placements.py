@@ -24,6 +24,11 @@ class Placement:
         """Whether this is a Partial placement (with reduction `reduce_op`, if given)."""
         return isinstance(self, Partial) and (reduce_op is None or self.reduce_op == reduce_op)
 
+    def _program_name(self) -> str:
+        # what names a program built from this placement (_program_names.describe): the
+        # repr says all of a placement's state (its dim, its reduction)
+        return repr(self)
+
 
 class Shard(Placement):
     """Split along tensor dimension `dim` over the mesh dimension."""
