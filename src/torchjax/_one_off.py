@@ -71,3 +71,11 @@ def to_device(host: np.ndarray, like=None):
         return place(host, like.sharding)
     # (jnp.asarray would compile a `stage` program per shape in jax 0.10; device_put does not)
     return jax.device_put(host)
+
+
+def size_class(n: int) -> int:
+    """The random draw that holds n values, cut to a one-off shape: 1024 * 16**k. Powers of 16,
+    not of 2: each class is a sampler compile of about a second, each unused value costs
+    nanoseconds."""
+    bits = max(0, (n - 1).bit_length() - 10)
+    return 1 << (10 + 4 * -(-bits // 4))
