@@ -127,3 +127,21 @@ def test_init_fill_of_a_new_shape_compiles_nothing():
     assert programs == 0
     np.testing.assert_array_equal(norm.bias.detach().numpy(), np.full(width, 0.5, np.float32))
     assert norm.weight._version == 2 and norm.bias._version == 3  # (LayerNorm's init made 1 each)
+
+
+def test_size_class_draws_when_chunks_do_not_serve(monkeypatch):
+    """Without chunked draws (a forked worker, another PRNG setting) a one-off shape is cut
+    from a draw of its size class: the values are the exact draw's first n."""
+    from torchjax import _chunk_draws
+
+    monkeypatch.setattr(_chunk_draws, "serves", lambda np_dtype: False)
+    monkeypatch.setattr(_one_off, "_calls", {})
+    assert [_one_off.size_class(n) for n in (1, 1024, 1025, 16384, 16385)] == [
+        1024, 1024, 16384, 16384, 262144]
+    g = torch.Generator().manual_seed(5)
+    cut = torch.rand(7, 3, generator=g)
+    g.manual_seed(5)
+    whole = torch.rand(1024, generator=g)  # the size class's own draw, same key
+    np.testing.assert_array_equal(cut.numpy().ravel(), whole.numpy()[:21])
+    w = torch.nn.init.trunc_normal_(torch.empty(4, 5), a=-1.0, b=1.0)
+    assert w.shape == (4, 5) and float(w.abs().max()) <= 1.0
