@@ -16,6 +16,7 @@ shared temporary directory and leaves its output there; the others read it.
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,21 @@ def launcher(n: int, script) -> list:
                 str(script)]
     return [sys.executable, os.path.join(SRC, "torchjax", "distributed", "run.py"),
             "--nproc-per-node", str(n), str(script)]
+
+
+def run_job(script, env, timeout: float, hang: str) -> tuple:
+    """(returncode, stdout, stderr) of a 2-process job of `script` through the launcher, in
+    its own session: a job still running after `timeout` seconds is killed whole (the
+    launcher and both ranks) and the test fails with `hang` and the end of its stderr."""
+    p = subprocess.Popen(launcher(2, script), env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"{hang} ({timeout} s)\n{err[-3000:]}")
+    return p.returncode, out, err
 
 
 def _argv(script: str) -> list:

@@ -7,14 +7,11 @@ user's compiled steps, and gives the first run's results, which are the definiti
 (mp_cache_script.py)."""
 
 import json
-import os
-import signal
-import subprocess
 
 import numpy as np
 import pytest
 
-from tests.distributed.conftest import HERE, ROOT, _env, launcher
+from tests.distributed.conftest import HERE, _env, run_job
 
 _TIMEOUT = 300  # a hang (a rank waiting for the other in a collective) fails the test
 
@@ -24,17 +21,9 @@ def _run_job(cache_dir) -> list:
     env["TORCHJAX_CACHE_DIR"] = str(cache_dir)
     env.pop("TORCHJAX_CACHE", None)
     env.pop("TORCHJAX_CACHE_PROGRAMS", None)
-    # its own session: on a timeout the launcher and both ranks are killed together
-    p = subprocess.Popen(launcher(2, HERE / "mp_cache_script.py"), env=env, cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail(f"the 2-process job did not finish in {_TIMEOUT} s\n{err[-3000:]}")
-    assert p.returncode == 0, err[-3000:]
+    code, out, err = run_job(HERE / "mp_cache_script.py", env, _TIMEOUT,
+                             "the 2-process job did not finish")
+    assert code == 0, err[-3000:]
     got = [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]
     assert len(got) == 2, (out, err[-3000:])
     return sorted(got, key=lambda r: r["rank"])

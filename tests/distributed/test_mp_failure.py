@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from tests.distributed.conftest import ROOT, _env, launcher
+from tests.distributed.conftest import ROOT, _env, run_job
 
 _JOB = """
 import torch
@@ -36,15 +36,8 @@ def test_a_failing_rank_ends_the_job_with_its_error(tmp_path):
     script.write_text(_JOB)
     env = _env()
     env["TORCHJAX_CACHE"] = "0"
-    p = subprocess.Popen(launcher(2, script), env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        pytest.fail(f"the job did not end in {_TIMEOUT} s after rank 1 failed")
-    assert p.returncode != 0
+    code, out, err = run_job(script, env, _TIMEOUT, "the job did not end after rank 1 failed")
+    assert code != 0
     assert "RuntimeError: rank 1 fails here" in err
     assert "rank 0 finished" not in out
 

@@ -7,14 +7,9 @@ compiled function alone; torchjax cannot while its traces meet (one program over
 process). Ranks that arrive at different moments within the timeout still trace together."""
 
 import json
-import os
-import signal
-import subprocess
 import time
 
-import pytest
-
-from tests.distributed.conftest import ROOT, _env, launcher
+from tests.distributed.conftest import _env, run_job
 
 _JOB = """
 import datetime
@@ -79,14 +74,7 @@ def test_a_rank_tracing_a_step_alone_raises_instead_of_hanging(tmp_path):
     env = _env()
     env["TORCHJAX_CACHE_DIR"] = str(tmp_path / "cache")
     t0 = time.time()
-    p = subprocess.Popen(launcher(2, script), env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail(f"the job hung: still running after {_TIMEOUT} s\n{err[-2000:]}")
+    code, out, err = run_job(script, env, _TIMEOUT, "the job hung: still running")
     took = time.time() - t0
     results = [json.loads(v[7:]) for v in out.splitlines() if v.startswith("RESULT ")]
     assert len(results) == 2, (out, err[-3000:])
@@ -98,5 +86,5 @@ def test_a_rank_tracing_a_step_alone_raises_instead_of_hanging(tmp_path):
     assert "new_group" in msg and "every rank must call" in msg and "timeout (8 s)" in msg
     assert "torch.compiler.disable" in msg
     assert 7.5 < error["waited"] < 60, error
-    assert p.returncode != 0  # rank 0's error ends the job, as torchrun's would
+    assert code != 0  # rank 0's error ends the job, as torchrun's would
     assert took < _TIMEOUT
