@@ -28,6 +28,7 @@ from ._dispatch import (
     _unwrap,
     stop_traced,
 )
+from ._dispatch_views import _CREATION, check_inplace_on_view
 from ._pure import _L, _make_pure
 from ._record import _describe, _inference_saved, _record
 from ._tensor import Tensor
@@ -73,6 +74,9 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
                 f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
                 f"broadcast shape [{', '.join(map(str, out.shape))}]")
         record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
+        if (_CREATION and grad_on and self._base is not None and not self._detached
+                and self._base._requires_grad):
+            check_inplace_on_view(self)  # (a view made under no_grad records nothing itself)
         if record and self._base is not None and not self._detached:
             return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
         if record:
@@ -102,6 +106,7 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
     """An in-place op through a view, recorded on the base as PyTorch's CopySlices."""
     self = dyn[0]
     base = self._base
+    check_inplace_on_view(self)
     if base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")

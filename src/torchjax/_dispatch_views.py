@@ -4,7 +4,11 @@ Split out of _dispatch.py; re-exported from there."""
 
 from __future__ import annotations
 
+import re
+import weakref
+
 from . import _strides
+from ._autograd.grad_mode import STATE as _GRAD
 from ._ops._registry import OPS
 from ._pure import _hashable
 from ._tensor import Tensor
@@ -22,11 +26,62 @@ def _key_stat(stat):
 _MAY_COPY = frozenset(("reshape", "flatten"))
 
 
+# PyTorch's creation meta (torch/csrc/autograd/variable.h) of the views it forbids to modify
+# in place when autograd records the write: an output of a multi-output view op made with grad
+# mode on, and a view of a tensor requiring grad made with grad mode off (a view of such a
+# view inherits it). Kept aside, by id, for the few views that have one.
+_MULTI_OUTPUT = frozenset(("split", "split_with_sizes", "chunk", "unbind"))  # (not tensor_split)
+_CREATION: dict = {}  # id(view) -> (weak reference to it, "multi" | "no_grad")
+
+
+def _note_creation(t: Tensor, kind: str) -> None:
+    _CREATION[id(t)] = (weakref.ref(t, lambda _, k=id(t): _CREATION.pop(k, None)), kind)
+
+
+def creation_kind(t: Tensor):
+    """"multi", "no_grad" or None (PyTorch's DEFAULT) for a view."""
+    entry = _CREATION.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+def check_inplace_on_view(t: Tensor) -> None:
+    """PyTorch's error for an in-place write, recorded by autograd, to a view whose creation
+    forbids it (handle_view_on_rebase)."""
+    kind = creation_kind(t)
+    if kind is None:
+        return
+    if t._grad_fn is not None:
+        name = re.sub(r"Backward\d*$", "", type(t._grad_fn).__name__)
+        msg = f"Output {t._output_nr} of {name} is a view and is being modified inplace."
+    else:
+        msg = ("A view was created in no_grad mode and is being modified inplace with grad "
+               "mode enabled.")
+    if kind == "multi":
+        msg += (" This view is the output of a function that returns multiple views. Such "
+                "functions do not allow the output views to be modified inplace. You should "
+                "replace the inplace operation by an out-of-place one.")
+    else:
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                "can clarify your code by moving both the view and the inplace either both "
+                "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).")
+    raise RuntimeError(msg)
+
+
 def _make_view(t: Tensor, src: Tensor, link):
-    import weakref
     if src._layout is not None and getattr(link[0][0], "name", None) in _MAY_COPY \
             and _strides.reshape_copies(src, t._data.shape):
         return  # PyTorch copies here (no view of that layout exists): t is a tensor of its own
+    if not src._inference:
+        if not _GRAD.grad_enabled:
+            if src._requires_grad:
+                _note_creation(t, "no_grad")
+        elif link[0][0].__class__ is _ItemView and link[0][0].op.name in _MULTI_OUTPUT:
+            _note_creation(t, "multi")
+        elif _CREATION:
+            kind = creation_kind(src)
+            if kind is not None:
+                _note_creation(t, kind)
     _strides.after_view(t, src, link[0])
     base = src._base if src._base is not None else src
     t._base = base
