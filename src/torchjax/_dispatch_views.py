@@ -27,21 +27,32 @@ _MAY_COPY = frozenset(("reshape", "flatten"))
 
 
 # PyTorch's creation meta (torch/csrc/autograd/variable.h) of the views it forbids to modify
-# in place when autograd records the write: an output of a multi-output view op made with grad
-# mode on, and a view of a tensor requiring grad made with grad mode off (a view of such a
-# view inherits it). Kept aside, by id, for the few views that have one.
+# in place when autograd records the write: an output of a multi-output view op (its view
+# chain says so: a link picking output i of split/chunk/unbind/split_with_sizes), and a view
+# of a tensor requiring grad made with grad mode off (a view of such a view inherits it),
+# kept aside by id: such views are few, and a split's 32 outputs per step (a tree net's
+# leaves) pay nothing.
 _MULTI_OUTPUT = frozenset(("split", "split_with_sizes", "chunk", "unbind"))  # (not tensor_split)
-_CREATION: dict = {}  # id(view) -> (weak reference to it, "multi" | "no_grad")
+_CREATION: dict = {}  # id(view) -> weak reference to it, for views made under no_grad
 
 
-def _note_creation(t: Tensor, kind: str) -> None:
-    _CREATION[id(t)] = (weakref.ref(t, lambda _, k=id(t): _CREATION.pop(k, None)), kind)
+def _note_no_grad(t: Tensor) -> None:
+    _CREATION[id(t)] = weakref.ref(t, lambda _, k=id(t): _CREATION.pop(k, None))
+
+
+def _made_under_no_grad(t: Tensor) -> bool:
+    ref = _CREATION.get(id(t))
+    return ref is not None and ref() is t
 
 
 def creation_kind(t: Tensor):
-    """"multi", "no_grad" or None (PyTorch's DEFAULT) for a view."""
-    entry = _CREATION.get(id(t))
-    return entry[1] if entry is not None and entry[0]() is t else None
+    """"no_grad", "multi" or None (PyTorch's DEFAULT) for a view."""
+    if _CREATION and _made_under_no_grad(t):
+        return "no_grad"
+    for obj, _ in t._view_chain or ():
+        if obj.__class__ is _ItemView and obj.op.name in _MULTI_OUTPUT:
+            return "multi"
+    return None
 
 
 def check_inplace_on_view(t: Tensor) -> None:
@@ -72,16 +83,9 @@ def _make_view(t: Tensor, src: Tensor, link):
     if src._layout is not None and getattr(link[0][0], "name", None) in _MAY_COPY \
             and _strides.reshape_copies(src, t._data.shape):
         return  # PyTorch copies here (no view of that layout exists): t is a tensor of its own
-    if not src._inference:
-        if not _GRAD.grad_enabled:
-            if src._requires_grad:
-                _note_creation(t, "no_grad")
-        elif link[0][0].__class__ is _ItemView and link[0][0].op.name in _MULTI_OUTPUT:
-            _note_creation(t, "multi")
-        elif _CREATION:
-            kind = creation_kind(src)
-            if kind is not None:
-                _note_creation(t, kind)
+    if not src._inference and (src._requires_grad if not _GRAD.grad_enabled
+                               else _CREATION and _made_under_no_grad(src)):
+        _note_no_grad(t)
     _strides.after_view(t, src, link[0])
     base = src._base if src._base is not None else src
     t._base = base
