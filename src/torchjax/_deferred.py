@@ -33,7 +33,9 @@ Program count: a sequence's program is keyed on (per op: the kind of call, where
 comes from; which results are still alive). A sequence is compiled only once it has been
 seen COMPILE_AFTER times; before that its ops run one by one through their own compiled
 calls, so a workload whose sequences never repeat compiles nothing new. A sequence is cut
-at MAX_OPS ops. Both tables are bounded.
+at MAX_OPS ops. Both tables are bounded. Sequence programs are kept in torchjax's program
+cache (_programs.py) under a name made of their rows' names, input sources, constants and
+returned results (_ident), so a later process loads them without tracing or compiling.
 
 Threads: each thread has its own sequence, recorded and run by it without a lock; another
 thread reading one of its tensors computes that tensor alone (see force).
@@ -58,7 +60,7 @@ import time
 import jax
 
 from . import _deferred_grad as _grad
-from . import _tensor
+from . import _programs, _tensor
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _make_pure, _types
 from ._scalar_args import _ARRAYS as _KEPT
@@ -320,6 +322,19 @@ def _describe(meta, prep, stat, hit, dyn):
     _describe_specs(meta, prep, stat, hit, specs)
 
 
+def seen_result(prep, stat, hit, out):
+    """Fill a new fast-path entry's deferral data from its first (eager) call's result
+    (dispatch calls this once per entry, while deferral is on): the result's shape and dtype
+    then cost no trace. _describe's eval_shape would trace the row again in a process that
+    loaded the entry's program from the program cache (no trace kept): ~0.1-2 ms a kind,
+    ~150 ms over a transformer's first deferred call, and traces in a warm process."""
+    if out.__class__ is _CONCRETE and not hit[3]:
+        av = out.aval
+        hit[3][:] = [next(_TOKENS), jax.core.ShapedArray(av.shape, av.dtype,
+                                                         weak_type=av.weak_type),
+                     _make_pure(prep, stat, hit[1], None)]
+
+
 def _describe_specs(meta, prep, stat, hit, specs):
     pure = _make_pure(prep, stat, hit[1], None)
     token = _enter()
@@ -477,9 +492,27 @@ def _compile_or_count(key, ops, live):
     if len(_PROGRAMS) >= _MAX_PROGRAMS:
         _PROGRAMS.clear()
     flat = key[0]
-    prog = _PROGRAMS[key] = _program([(p, flat[a:b]) for _, p, a, b in ops], live)
+    prog = _PROGRAMS[key] = _program([(p, flat[a:b]) for _, p, a, b in ops], live,
+                                     _ident(ops, flat, live))
     STATS["compiled"] += 1
     return prog
+
+
+def _ident(ops, flat, live):
+    """The sequence program's name in the program cache (_programs.py), so a later process
+    loads it without tracing: per op the name of its row's compiled call (the op, its static
+    arguments, compute dtype: the same pure function the sequence runs) and where each input
+    comes from (an argument's index, an earlier result, a constant number by class and
+    value), then which results are returned. The arguments' signature is added by the
+    cache. None (a plain jax.jit) when a row's call has no name (the cache is off, or the
+    row holds a value that cannot be named)."""
+    parts = []
+    for call, _, a, b in ops:
+        prog = getattr(call, "_program", None)
+        if prog is None:
+            return None
+        parts.append((prog.ident, flat[a:b]))
+    return _programs.ident_of("deferred", tuple(parts), live)
 
 
 def _source(s, ext, vals):
@@ -491,12 +524,12 @@ def _source(s, ext, vals):
     return ext[s] if s >= 0 else vals[~s]
 
 
-def _program(ops, live):
+def _program(ops, live, ident):
     """One jitted function running the sequence's rows in order, returning the live
-    results."""
+    results; kept in the program cache under `ident` (None: a plain jax.jit)."""
     def sequence(*ext):
         vals = []
         for pure, srcs in ops:
             vals.append(pure(*[_source(s, ext, vals) for s in srcs]))
         return tuple(vals[i] for i in live)
-    return jax.jit(sequence)
+    return _programs.program(sequence, ident)

@@ -362,10 +362,17 @@ def _fast_call(prep, fast, dyn, stat):
         # (compiled call, compute dtype, _record_simple's data per pattern of requires_grad,
         # _deferred's data)
         hit = fast[key] = (_fwd_for(prep, stat, cd), cd, {}, [])
-    try:
-        out = hit[0](*arrays)
-    except (TypeError, ValueError, IndexError):
-        return None
+        try:
+            out = hit[0](*arrays)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if _DEFER[0]:  # the result's shape for deferring later calls, without a trace
+            _deferred.seen_result(prep, stat, hit, out)
+    else:
+        try:
+            out = hit[0](*arrays)
+        except (TypeError, ValueError, IndexError):
+            return None
     if out.__class__ is _CONCRETE:
         if rg and _STATE.grad_enabled and prep.op.differentiable:
             return _record_simple(prep, dyn, arrays, stat, hit[1], out, hit[2])
@@ -415,6 +422,8 @@ def _fast_list_call(prep, fast, dyn, stat):
         out = hit[0](*arrays)
     except (TypeError, ValueError, IndexError):
         return None
+    if _DEFER[0] and not hit[3]:  # as in _fast_call (list rows are rarer: checked here)
+        _deferred.seen_result(prep, stat, hit, out)
     if rg and _STATE.grad_enabled and prep.op.differentiable:
         return _record_list(prep, dyn, arrays, stat, hit[1], out, hit[2])
     if out.__class__ is not _CONCRETE and not _STATE.grad_enabled:
