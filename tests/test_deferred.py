@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred, _result_hooks
+from torchjax import _deferred, _deferred_programs, _result_hooks
 
 RNG = np.random.default_rng(19)
 A = RNG.standard_normal((4, 5)).astype(np.float32)
@@ -89,6 +89,30 @@ def test_new_scalars_reuse_the_program():
         assert got == pytest.approx(float((torch.tensor(A) * (k + 0.25) - 0.5).sum()),
                                     rel=1e-5)
     assert _deferred.STATS["compiled"] == before
+
+
+def test_a_program_compiled_on_another_thread(monkeypatch):
+    """BACKGROUND (on outside the test suite): the sequence runs op by op, with the right
+    values, until the other thread's compile is done, then as its program."""
+    monkeypatch.setattr(_deferred_programs, "BACKGROUND", True)
+    x = torchjax.tensor(A)
+    want = float((torch.tensor(A) * 3.5 - 1.75).exp().sum())
+    made = []
+    counts = []
+    for _ in range(24):
+        with torchjax.no_grad():
+            y = (x * 3.5 - 1.75).exp().sum()
+        assert float(y) == pytest.approx(want, rel=1e-5)
+        counts.append(_deferred.STATS["op_by_op"])
+        queued = [p for p in _deferred._PROGRAMS.values()
+                  if isinstance(p, _deferred_programs._Compiling) and p not in made]
+        # (op by op while it compiles; the wait keeps the test's end deterministic)
+        made += queued
+        _deferred_programs.wait()
+    assert made  # compiled apart (once more when 3.5 and 1.75 became constants)
+    assert counts[-1] == counts[-4]  # the last runs: the program, nothing op by op
+    assert all(c.done for c in made)
+    assert all(_deferred._PROGRAMS[c.key] is c.fn for c in made if c.key in _deferred._PROGRAMS)
 
 
 @pytest.mark.parametrize("fn", [

@@ -138,9 +138,6 @@ def test_compiler_options_reach_the_executable(monkeypatch, tmp_path):
     if not _programs.enabled():
         pytest.skip("the program cache is off (TORCHJAX_CACHE=0)")
     monkeypatch.setattr(_compile_cache, "directory", str(tmp_path))
-    # the ops' own programs, run as they are called (deferred, the repeated call would run
-    # later as one sequence program: tests/test_deferred_cache.py)
-    monkeypatch.setitem(_deferred.ON, 0, False)
     x = torchjax.arange(12.).reshape(3, 4)
 
     def made_by(options):
@@ -148,7 +145,13 @@ def test_compiler_options_reach_the_executable(monkeypatch, tmp_path):
         _programs.clear()
         jax.clear_caches()  # (JAX's own in-memory executables, from earlier tests)
         before = torchjax.compile_stats()
-        torchjax.tanh(x * 1.125)
+        # the ops' own programs, run as they are called (deferred, the repeated call would
+        # run later as one sequence: tests/test_deferred_cache.py)
+        was, _deferred.ON[0] = _deferred.ON[0], False
+        try:
+            torchjax.tanh(x * 1.125)
+        finally:
+            _deferred.ON[0] = was
         after = torchjax.compile_stats()
         return after.compiled - before.compiled, after.cache_hits - before.cache_hits
 

@@ -30,12 +30,9 @@ of the entry's compiled call, once per kind of call); a call that fails there is
 general path, which raises PyTorch's error at that op, as eagerly.
 
 Program count: a sequence's program is keyed on (per op: the kind of call, where each input
-comes from; which results are still alive). A sequence is compiled only once it has been
-seen COMPILE_AFTER times; before that its ops run one by one through their own compiled
-calls, so a workload whose sequences never repeat compiles nothing new. A sequence is cut
-at MAX_OPS ops. Both tables are bounded. Sequence programs are kept in torchjax's program
-cache (_programs.py) under a name made of their rows' names, input sources, constants and
-returned results (_ident), so a later process loads them without tracing or compiling.
+comes from; which results are still alive). When a sequence gets a program (seen twice, two
+ops or more), under which name in the program cache, and on which thread it compiles:
+_deferred_programs.py. A sequence is cut at MAX_OPS ops.
 
 Threads: each thread has its own sequence, recorded and run by it without a lock; another
 thread reading one of its tensors computes that tensor alone (see force).
@@ -60,12 +57,12 @@ import time
 import jax
 
 from . import _deferred_grad as _grad
-from . import _programs, _tensor
+from . import _deferred_programs as _dp
+from . import _tensor
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _make_pure, _types
 from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
-from ._scalar_args import seen_enough as _seen_enough
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
 from ._x64 import KEPT as _KEPT_X64
@@ -74,21 +71,21 @@ from ._x64 import X64 as _X64
 from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
+_source = _dp.source
+_op_by_op = _dp.op_by_op
+_programs_for = _dp.program_for
+
 ON = [os.environ.get("TORCHJAX_DEFER", "0") not in ("", "0")]
 # experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
 GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
 MAX_OPS = 64  # a longer sequence is cut (run) here
-COMPILE_AFTER = 2  # a sequence seen this many times gets its own program
-_MAX_PROGRAMS = 256  # kept sequence programs (cleared when full)
-_MAX_SEEN = 4096
 
 _STATE = grad_mode.STATE
 _SLOT = Tensor.__dict__["_data"]
 _TOKENS = itertools.count()
-_PROGRAMS: dict = {}
-_SEEN: dict = {}
-# counts for tests and benchmarks: sequence programs compiled, sequences run op by op
-STATS = {"compiled": 0, "op_by_op": 0}
+_PROGRAMS = _dp.PROGRAMS
+# counts for tests and benchmarks: sequence programs made, sequences run op by op
+STATS = _dp.STATS
 _refs = sys.getrefcount
 _get_ident = threading.get_ident
 _wrap = Tensor._wrap
@@ -450,7 +447,8 @@ def _run(seq):
                 outs = _outputs(key, ops, ext, flat, live)
         else:
             prog = _PROGRAMS.get(key)
-            outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live)
+            outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live,
+                                                                    True)
     except BaseException as e:
         seq.error = e
         seq.finished = True
@@ -472,64 +470,10 @@ def _run(seq):
     seq.finished = True
 
 
-def _outputs(key, ops, ext, flat, live):
+def _outputs(key, ops, ext, flat, live, top=False):
     prog = _PROGRAMS.get(key)
     if prog is None:
-        prog = _compile_or_count(key, ops, live)
+        prog = _programs_for(key, ops, live, ext, top)
     if prog is not None:
         return prog(*ext)
-    vals = []
-    for call, _, a, b in ops:
-        vals.append(call(*[_source(s, ext, vals) for s in flat[a:b]]))
-    STATS["op_by_op"] += 1
-    return [vals[i] for i in live]
-
-
-def _compile_or_count(key, ops, live):
-    """The sequence's program once it has been seen COMPILE_AFTER times, else None."""
-    if not _seen_enough(_SEEN, key, COMPILE_AFTER, _MAX_SEEN):
-        return None
-    if len(_PROGRAMS) >= _MAX_PROGRAMS:
-        _PROGRAMS.clear()
-    flat = key[0]
-    prog = _PROGRAMS[key] = _program([(p, flat[a:b]) for _, p, a, b in ops], live,
-                                     _ident(ops, flat, live))
-    STATS["compiled"] += 1
-    return prog
-
-
-def _ident(ops, flat, live):
-    """The sequence program's name in the program cache (_programs.py), so a later process
-    loads it without tracing: per op the name of its row's compiled call (the op, its static
-    arguments, compute dtype: the same pure function the sequence runs) and where each input
-    comes from (an argument's index, an earlier result, a constant number by class and
-    value), then which results are returned. The arguments' signature is added by the
-    cache. None (a plain jax.jit) when a row's call has no name (the cache is off, or the
-    row holds a value that cannot be named)."""
-    parts = []
-    for call, _, a, b in ops:
-        prog = getattr(call, "_program", None)
-        if prog is None:
-            return None
-        parts.append((prog.ident, flat[a:b]))
-    return _programs.ident_of("deferred", tuple(parts), live)
-
-
-def _source(s, ext, vals):
-    """An input of an op: ext[s], the result of op ~s, or a constant number (class, value)."""
-    if s.__class__ is tuple:
-        if s[0] is None:  # a list argument: (None, its sources)
-            return tuple(_source(x, ext, vals) for x in s[1])
-        return s[1]
-    return ext[s] if s >= 0 else vals[~s]
-
-
-def _program(ops, live, ident):
-    """One jitted function running the sequence's rows in order, returning the live
-    results; kept in the program cache under `ident` (None: a plain jax.jit)."""
-    def sequence(*ext):
-        vals = []
-        for pure, srcs in ops:
-            vals.append(pure(*[_source(s, ext, vals) for s in srcs]))
-        return tuple(vals[i] for i in live)
-    return _programs.program(sequence, ident)
+    return _op_by_op(ops, flat, ext, live)
