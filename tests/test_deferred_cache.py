@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 
 from tests.test_compile_cache import _env
@@ -46,20 +47,22 @@ import sys
 import torchjax as torch
 from torchjax import _deferred, _deferred_programs
 
-# compiled as soon as seen twice, on this thread: the cold run then has made every program
-# the warm one needs (a background compile still running would leave a later sequence to it)
-_deferred_programs.BACKGROUND = False
+# compiled on a worker thread (the default) or on this one: either way the cold run leaves
+# every program the warm one needs (the worker drains its queue before the process exits)
+_deferred_programs.BACKGROUND = os.environ["BACKGROUND"] == "1"
 scale, shift = float(os.environ["SCALE"]), float(os.environ["SHIFT"])
 torch.compile_stats(reset=True)
 out = work(torch, scale, shift)
+_deferred_programs.wait()  # the worker's compiles are counted too
 print(json.dumps({"out": out, "stats": vars(torch.compile_stats()),
                   "sequences": _deferred.STATS["compiled"], "on": _deferred.ON[0]}))
 """
 
 
-def _run(env, scale, shift):
+def _run(env, scale, shift, background):
     res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                         env={**env, "SCALE": str(scale), "SHIFT": str(shift)}, timeout=900)
+                         env={**env, "SCALE": str(scale), "SHIFT": str(shift),
+                              "BACKGROUND": str(int(background))}, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1]), res.stderr
 
@@ -77,10 +80,11 @@ def _close(got, want):
         np.testing.assert_allclose(g[2], w[2], rtol=1e-12)
 
 
-def test_a_second_process_loads_the_sequence_programs(tmp_path):
+@pytest.mark.parametrize("background", [False, True])
+def test_a_second_process_loads_the_sequence_programs(tmp_path, background):
     env = _env(TORCHJAX_CACHE_DIR=str(tmp_path), TORCHJAX_DEFER="1")
-    cold, _ = _run(env, 2.0, 1.0)
-    warm, err = _run({**env, "TORCHJAX_LOGS": "compiles"}, 2.0, 1.0)
+    cold, _ = _run(env, 2.0, 1.0, background)
+    warm, err = _run({**env, "TORCHJAX_LOGS": "compiles"}, 2.0, 1.0, background)
     assert cold["on"] and warm["on"]
     # sequences were deferred and given programs in both (loaded, in the warm one)
     assert cold["sequences"] >= 2 and warm["sequences"] == cold["sequences"]
@@ -94,7 +98,7 @@ def test_a_second_process_loads_the_sequence_programs(tmp_path):
     _close(cold["out"], _oracle(2.0, 1.0))
 
     # other constants are other programs: compiled, never the first ones loaded
-    other, _ = _run(env, 5.0, -2.0)
+    other, _ = _run(env, 5.0, -2.0, background)
     assert other["stats"]["compiled"] > 0
     _close(other["out"], _oracle(5.0, -2.0))
 

@@ -203,7 +203,13 @@ def record(prep, fast, dyn, stat):
                 skey.append((cls, v))
             else:
                 skey.append(len(ext))
-                ext.append(_number(v))
+                # counted towards keeping it (then it is a constant), but passed as the
+                # number: the array made at the count that keeps it would give the
+                # sequence's program a second signature for that one call, compiled in a
+                # warm process and not in a cold one whose program was still compiling
+                # on the worker thread then (_deferred_programs.BACKGROUND)
+                _number(v)
+                ext.append(v)
             keys.append(cls)
         else:
             break

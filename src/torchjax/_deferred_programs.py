@@ -64,7 +64,8 @@ def program_for(key, ops, live, ext, top):
     if BACKGROUND and top and getattr(prog, "_program", None) is not None:
         # (a plain jax.jit, the program cache off, compiles inline: an executable compiled
         # apart from it would not reach its cache)
-        prog = _Compiling(prog, _programs.compile_ahead(prog, ext), key, ops, live)
+        # (the arguments as the calls pass them, a tuple: a list is another signature)
+        prog = _Compiling(prog, _programs.compile_ahead(prog, tuple(ext)), key, ops, live)
     if len(PROGRAMS) >= _MAX_PROGRAMS:
         PROGRAMS.clear()
     PROGRAMS[key] = prog
