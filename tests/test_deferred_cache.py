@@ -10,6 +10,7 @@ this process as the oracle.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -102,3 +103,12 @@ def test_a_second_process_loads_the_sequence_programs(tmp_path, background):
     assert other["stats"]["compiled"] > 0
     _close(other["out"], _oracle(5.0, -2.0))
 
+
+def test_on_by_default_and_zero_turns_it_off():
+    code = "from torchjax import _deferred; print(_deferred.ON[0], _deferred.GRAD[0])"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHJAX_DEFER")}
+    got = [subprocess.run([sys.executable, "-c", code], env={**env, **extra},
+                          capture_output=True, text=True, timeout=300)
+           for extra in ({}, {"TORCHJAX_DEFER": "0"}, {"TORCHJAX_DEFER": "1"})]
+    assert [r.stdout.split() for r in got] == [["True", "False"], ["False", "False"],
+                                               ["True", "False"]], [r.stderr for r in got]

@@ -40,7 +40,8 @@ thread reading one of its tensors computes that tensor alone (see force).
 Arrays read by a pending sequence are kept by it (a compiled step that would donate one
 sees the extra reference and passes a copy instead, see compiler/_program.py).
 
-Off by default: `torchjax._deferred.ON[0] = True` or TORCHJAX_DEFER=1 in the environment.
+On by default; TORCHJAX_DEFER=0 in the environment (or `torchjax._deferred.ON[0] = False`)
+turns it off. The whole test suite passes with it on (docs/performance_eager.md).
 With GRAD also on (TORCHJAX_DEFER_GRAD=1, experimental), ops that record a tape node are
 deferred too: see _deferred_grad.py. docs/performance.md has the measurements of both.
 """
@@ -75,7 +76,7 @@ _source = _dp.source
 _op_by_op = _dp.op_by_op
 _programs_for = _dp.program_for
 
-ON = [os.environ.get("TORCHJAX_DEFER", "0") not in ("", "0")]
+ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
 # experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
 GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
 MAX_OPS = 64  # a longer sequence is cut (run) here
