@@ -25,9 +25,10 @@ table entry exists: the first call of a kind runs eagerly and raises its errors 
 Random rows and in-place forms never pass through the fast path, so they are never deferred;
 an in-place write to a pending tensor reads it first, which runs the sequence.
 
-Errors: the result's shape and dtype are worked out when the op is recorded (the eval_shape
-of the entry's compiled call, once per kind of call); a call that fails there is not deferred and takes the
-general path, which raises PyTorch's error at that op, as eagerly.
+Errors: the result's shape and dtype are known when the op is recorded (the result of the
+kind of call's first, eager run: seen_result; else the eval_shape of the entry's compiled
+call); a call that failed there is not deferred and takes the general path, which raises
+PyTorch's error at that op, as eagerly.
 
 Program count: a sequence's program is keyed on (per op: the kind of call, where each input
 comes from; which results are still alive). When a sequence gets a program (seen twice, two

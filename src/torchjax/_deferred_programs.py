@@ -20,6 +20,7 @@ thread.
 from __future__ import annotations
 
 import collections
+import os
 import threading
 
 from . import _programs
@@ -118,6 +119,21 @@ def _drain():
             pass
         job.work = None
         job.done = True
+
+
+def _after_fork_in_child():
+    """A forked child has no worker thread (and the lock may have been held at the fork):
+    start over; programs whose compile was queued compile at their next call instead."""
+    global _lock
+    _lock = threading.Lock()
+    _queue.clear()
+    _worker[0] = None
+    for p in list(PROGRAMS.values()):
+        if p.__class__ is _Compiling:
+            p.done = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def wait():
