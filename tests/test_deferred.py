@@ -371,3 +371,27 @@ def test_cat_and_stack_are_deferred():
     assert _pending(c)
     np.testing.assert_allclose(c.numpy(), np.concatenate([A * 2, B]), rtol=1e-6)
     _close(ref, fn(torchjax, x, w), rtol=1e-6)
+
+
+def test_save_and_load_pending_and_computed_results(tmp_path):
+    """A tensor's __dict__ is its Python state, which torch.save writes: the pending mark is
+    never part of it (a saved mark made torch.load refuse the file)."""
+    x = torchjax.tensor(A)
+    for _ in range(2):  # (the second run defers)
+        with torchjax.no_grad():
+            p = x * 2 + 1
+            q = (x - 1).exp()
+    assert _pending(p) and _pending(q)
+    float(q.sum())  # runs the sequence: p and q computed
+    with torchjax.no_grad():
+        r = x * 2 + 1  # still pending when saved
+    assert _pending(r) and not _pending(p)
+    torchjax.save({"p": p, "q": q, "r": r}, tmp_path / "t.pt")
+    got = torchjax.load(tmp_path / "t.pt")
+    oracle = torch.load(tmp_path / "t.pt", weights_only=False)  # PyTorch reads it too
+    t = torch.tensor(A)
+    want = {"p": t * 2 + 1, "q": (t - 1).exp(), "r": t * 2 + 1}
+    for k, w in want.items():
+        np.testing.assert_allclose(got[k].numpy(), w.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(oracle[k].numpy(), w.numpy(), rtol=1e-6)
+        assert "_lazy" not in vars(got[k]) and "_lazy" not in vars(oracle[k])

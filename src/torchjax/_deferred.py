@@ -416,7 +416,7 @@ def _force_other(seq, t):
         finally:
             _leave(token)
         t._data = vals[i]
-        t._lazy = None
+        t.__dict__.pop("_lazy", None)  # (see _run)
 
 
 def _run(seq):
@@ -474,7 +474,9 @@ def _run(seq):
     for i, o in zip(live, outs):
         t = results[i]
         t._data = o
-        t._lazy = None
+        # out of __dict__, not set to None there: a tensor's __dict__ is its Python state,
+        # which torch.save writes and torch.load refuses for the tensor's own attributes
+        t.__dict__.pop("_lazy", None)
     seq.finished = True
 
 
