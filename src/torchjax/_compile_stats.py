@@ -231,8 +231,11 @@ def _label(frame) -> str | None:
 
 def _origin() -> tuple[str, str]:
     what = fallback = where = ""
-    if threading.current_thread().name == "torchjax-fused-backward":  # _autograd/engine.py
+    thread = threading.current_thread().name
+    if thread == "torchjax-fused-backward":  # _autograd/engine.py
         return "fused backward (compiled on its own thread)", ""
+    if thread == "torchjax-deferred-sequences":  # _deferred_programs.py
+        return "deferred op sequence (compiled on its own thread)", ""
     try:
         frame = sys._getframe(1)
         while frame is not None:
