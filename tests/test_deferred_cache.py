@@ -95,7 +95,12 @@ def test_a_second_process_loads_the_sequence_programs(tmp_path, background):
     assert warm["stats"]["compiled"] == 0, err[-3000:]
     assert warm["stats"]["lowered"] == 0
     assert "torchjax:" not in err  # no cache warning
-    assert warm["out"] == cold["out"]  # the same executables: the same bits
+    if not background:
+        assert warm["out"] == cold["out"]  # the same executables: the same bits
+    else:
+        # which calls ran op by op while the worker compiled differs between the runs, and a
+        # fused program may round differently from op-by-op calls in the last bits
+        _close(warm["out"], cold["out"])
     _close(cold["out"], _oracle(2.0, 1.0))
 
     # other constants are other programs: compiled, never the first ones loaded
