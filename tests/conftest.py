@@ -26,7 +26,7 @@ import jax
 import pytest
 
 import torchjax
-from torchjax import _compile_cache, _programs
+from torchjax import _compile_cache, _deferred_programs, _programs
 from torchjax._autograd import engine
 
 jax.config.update("jax_disable_most_optimizations", True)
@@ -51,6 +51,8 @@ _compile_cache._warn = _cache_problem_to_stderr
 # compile would leave them to whichever pass happens to find it ready (tests/test_engine.py
 # checks the background mode itself).
 engine.BACKGROUND = False
+# the same for deferred sequences' programs (tests/test_deferred.py checks they are used)
+_deferred_programs.BACKGROUND = False
 # A process's first graph structure is fused at once (engine.FUSE_FIRST): in a test worker
 # that would be whichever test comes first, so the suite keeps every structure's first pass
 # node by node; tests/test_engine.py checks the first-structure rule itself, and the scripts

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred, _result_hooks
+from torchjax import _deferred, _deferred_programs, _result_hooks
 
 RNG = np.random.default_rng(19)
 A = RNG.standard_normal((4, 5)).astype(np.float32)
@@ -89,6 +89,30 @@ def test_new_scalars_reuse_the_program():
         assert got == pytest.approx(float((torch.tensor(A) * (k + 0.25) - 0.5).sum()),
                                     rel=1e-5)
     assert _deferred.STATS["compiled"] == before
+
+
+def test_a_program_compiled_on_another_thread(monkeypatch):
+    """BACKGROUND (on outside the test suite): the sequence runs op by op, with the right
+    values, until the other thread's compile is done, then as its program."""
+    monkeypatch.setattr(_deferred_programs, "BACKGROUND", True)
+    x = torchjax.tensor(A)
+    want = float((torch.tensor(A) * 3.5 - 1.75).exp().sum())
+    made = []
+    counts = []
+    for _ in range(24):
+        with torchjax.no_grad():
+            y = (x * 3.5 - 1.75).exp().sum()
+        assert float(y) == pytest.approx(want, rel=1e-5)
+        counts.append(_deferred.STATS["op_by_op"])
+        queued = [p for p in _deferred._PROGRAMS.values()
+                  if isinstance(p, _deferred_programs._Compiling) and p not in made]
+        # (op by op while it compiles; the wait keeps the test's end deterministic)
+        made += queued
+        _deferred_programs.wait()
+    assert made  # compiled apart (once more when 3.5 and 1.75 became constants)
+    assert counts[-1] == counts[-4]  # the last runs: the program, nothing op by op
+    assert all(c.done for c in made)
+    assert all(_deferred._PROGRAMS[c.key] is c.fn for c in made if c.key in _deferred._PROGRAMS)
 
 
 @pytest.mark.parametrize("fn", [
@@ -347,3 +371,27 @@ def test_cat_and_stack_are_deferred():
     assert _pending(c)
     np.testing.assert_allclose(c.numpy(), np.concatenate([A * 2, B]), rtol=1e-6)
     _close(ref, fn(torchjax, x, w), rtol=1e-6)
+
+
+def test_save_and_load_pending_and_computed_results(tmp_path):
+    """A tensor's __dict__ is its Python state, which torch.save writes: the pending mark is
+    never part of it (a saved mark made torch.load refuse the file)."""
+    x = torchjax.tensor(A)
+    for _ in range(2):  # (the second run defers)
+        with torchjax.no_grad():
+            p = x * 2 + 1
+            q = (x - 1).exp()
+    assert _pending(p) and _pending(q)
+    float(q.sum())  # runs the sequence: p and q computed
+    with torchjax.no_grad():
+        r = x * 2 + 1  # still pending when saved
+    assert _pending(r) and not _pending(p)
+    torchjax.save({"p": p, "q": q, "r": r}, tmp_path / "t.pt")
+    got = torchjax.load(tmp_path / "t.pt")
+    oracle = torch.load(tmp_path / "t.pt", weights_only=False)  # PyTorch reads it too
+    t = torch.tensor(A)
+    want = {"p": t * 2 + 1, "q": (t - 1).exp(), "r": t * 2 + 1}
+    for k, w in want.items():
+        np.testing.assert_allclose(got[k].numpy(), w.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(oracle[k].numpy(), w.numpy(), rtol=1e-6)
+        assert "_lazy" not in vars(got[k]) and "_lazy" not in vars(oracle[k])

@@ -234,7 +234,9 @@ def _origin() -> tuple[str, str]:
     name = threading.current_thread().name
     if name == "torchjax-fused-backward":  # _autograd/engine.py
         return "fused backward (compiled on its own thread)", ""
-    if name.startswith("torchjax-compile-soon "):  # _programs._Soon
+    if name == "torchjax-deferred-sequences":  # _deferred_programs.py
+        return "deferred op sequence (compiled on its own thread)", ""
+    if name.startswith("torchjax-compile-soon "):  # _program_soon.Soon
         return name[len("torchjax-compile-soon "):] + " (compiled ahead on its own thread)", ""
     try:
         frame = sys._getframe(1)

@@ -25,15 +25,15 @@ table entry exists: the first call of a kind runs eagerly and raises its errors 
 Random rows and in-place forms never pass through the fast path, so they are never deferred;
 an in-place write to a pending tensor reads it first, which runs the sequence.
 
-Errors: the result's shape and dtype are worked out when the op is recorded (the eval_shape
-of the entry's compiled call, once per kind of call); a call that fails there is not deferred and takes the
-general path, which raises PyTorch's error at that op, as eagerly.
+Errors: the result's shape and dtype are known when the op is recorded (the result of the
+kind of call's first, eager run: seen_result; else the eval_shape of the entry's compiled
+call); a call that failed there is not deferred and takes the general path, which raises
+PyTorch's error at that op, as eagerly.
 
 Program count: a sequence's program is keyed on (per op: the kind of call, where each input
-comes from; which results are still alive). A sequence is compiled only once it has been
-seen COMPILE_AFTER times; before that its ops run one by one through their own compiled
-calls, so a workload whose sequences never repeat compiles nothing new. A sequence is cut
-at MAX_OPS ops. Both tables are bounded.
+comes from; which results are still alive). When a sequence gets a program (seen twice, two
+ops or more), under which name in the program cache, and on which thread it compiles:
+_deferred_programs.py. A sequence is cut at MAX_OPS ops.
 
 Threads: each thread has its own sequence, recorded and run by it without a lock; another
 thread reading one of its tensors computes that tensor alone (see force).
@@ -41,7 +41,8 @@ thread reading one of its tensors computes that tensor alone (see force).
 Arrays read by a pending sequence are kept by it (a compiled step that would donate one
 sees the extra reference and passes a copy instead, see compiler/_program.py).
 
-Off by default: `torchjax._deferred.ON[0] = True` or TORCHJAX_DEFER=1 in the environment.
+On by default; TORCHJAX_DEFER=0 in the environment (or `torchjax._deferred.ON[0] = False`)
+turns it off. The whole test suite passes with it on (docs/performance_eager.md).
 With GRAD also on (TORCHJAX_DEFER_GRAD=1, experimental), ops that record a tape node are
 deferred too: see _deferred_grad.py. docs/performance.md has the measurements of both.
 """
@@ -58,12 +59,12 @@ import time
 import jax
 
 from . import _deferred_grad as _grad
+from . import _deferred_programs as _dp
 from . import _tensor
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _make_pure, _types
 from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
-from ._scalar_args import seen_enough as _seen_enough
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
 from ._x64 import KEPT as _KEPT_X64
@@ -72,21 +73,21 @@ from ._x64 import X64 as _X64
 from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
-ON = [os.environ.get("TORCHJAX_DEFER", "0") not in ("", "0")]
+_source = _dp.source
+_op_by_op = _dp.op_by_op
+_programs_for = _dp.program_for
+
+ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
 # experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
 GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
 MAX_OPS = 64  # a longer sequence is cut (run) here
-COMPILE_AFTER = 2  # a sequence seen this many times gets its own program
-_MAX_PROGRAMS = 256  # kept sequence programs (cleared when full)
-_MAX_SEEN = 4096
 
 _STATE = grad_mode.STATE
 _SLOT = Tensor.__dict__["_data"]
 _TOKENS = itertools.count()
-_PROGRAMS: dict = {}
-_SEEN: dict = {}
-# counts for tests and benchmarks: sequence programs compiled, sequences run op by op
-STATS = {"compiled": 0, "op_by_op": 0}
+_PROGRAMS = _dp.PROGRAMS
+# counts for tests and benchmarks: sequence programs made, sequences run op by op
+STATS = _dp.STATS
 _refs = sys.getrefcount
 _get_ident = threading.get_ident
 _wrap = Tensor._wrap
@@ -204,7 +205,13 @@ def record(prep, fast, dyn, stat):
                 skey.append((cls, v))
             else:
                 skey.append(len(ext))
-                ext.append(_number(v))
+                # counted towards keeping it (then it is a constant), but passed as the
+                # number: the array made at the count that keeps it would give the
+                # sequence's program a second signature for that one call, compiled in a
+                # warm process and not in a cold one whose program was still compiling
+                # on the worker thread then (_deferred_programs.BACKGROUND)
+                _number(v)
+                ext.append(v)
             keys.append(cls)
         else:
             break
@@ -320,6 +327,19 @@ def _describe(meta, prep, stat, hit, dyn):
     _describe_specs(meta, prep, stat, hit, specs)
 
 
+def seen_result(prep, stat, hit, out):
+    """Fill a new fast-path entry's deferral data from its first (eager) call's result
+    (dispatch calls this once per entry, while deferral is on): the result's shape and dtype
+    then cost no trace. _describe's eval_shape would trace the row again in a process that
+    loaded the entry's program from the program cache (no trace kept): ~0.1-2 ms a kind,
+    ~150 ms over a transformer's first deferred call, and traces in a warm process."""
+    if out.__class__ is _CONCRETE and not hit[3]:
+        av = out.aval
+        hit[3][:] = [next(_TOKENS), jax.core.ShapedArray(av.shape, av.dtype,
+                                                         weak_type=av.weak_type),
+                     _make_pure(prep, stat, hit[1], None)]
+
+
 def _describe_specs(meta, prep, stat, hit, specs):
     pure = _make_pure(prep, stat, hit[1], None)
     token = _enter()
@@ -396,7 +416,7 @@ def _force_other(seq, t):
         finally:
             _leave(token)
         t._data = vals[i]
-        t._lazy = None
+        t.__dict__.pop("_lazy", None)  # (see _run)
 
 
 def _run(seq):
@@ -435,7 +455,8 @@ def _run(seq):
                 outs = _outputs(key, ops, ext, flat, live)
         else:
             prog = _PROGRAMS.get(key)
-            outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live)
+            outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live,
+                                                                    True)
     except BaseException as e:
         seq.error = e
         seq.finished = True
@@ -453,50 +474,16 @@ def _run(seq):
     for i, o in zip(live, outs):
         t = results[i]
         t._data = o
-        t._lazy = None
+        # out of __dict__, not set to None there: a tensor's __dict__ is its Python state,
+        # which torch.save writes and torch.load refuses for the tensor's own attributes
+        t.__dict__.pop("_lazy", None)
     seq.finished = True
 
 
-def _outputs(key, ops, ext, flat, live):
+def _outputs(key, ops, ext, flat, live, top=False):
     prog = _PROGRAMS.get(key)
     if prog is None:
-        prog = _compile_or_count(key, ops, live)
+        prog = _programs_for(key, ops, live, ext, top)
     if prog is not None:
         return prog(*ext)
-    vals = []
-    for call, _, a, b in ops:
-        vals.append(call(*[_source(s, ext, vals) for s in flat[a:b]]))
-    STATS["op_by_op"] += 1
-    return [vals[i] for i in live]
-
-
-def _compile_or_count(key, ops, live):
-    """The sequence's program once it has been seen COMPILE_AFTER times, else None."""
-    if not _seen_enough(_SEEN, key, COMPILE_AFTER, _MAX_SEEN):
-        return None
-    if len(_PROGRAMS) >= _MAX_PROGRAMS:
-        _PROGRAMS.clear()
-    flat = key[0]
-    prog = _PROGRAMS[key] = _program([(p, flat[a:b]) for _, p, a, b in ops], live)
-    STATS["compiled"] += 1
-    return prog
-
-
-def _source(s, ext, vals):
-    """An input of an op: ext[s], the result of op ~s, or a constant number (class, value)."""
-    if s.__class__ is tuple:
-        if s[0] is None:  # a list argument: (None, its sources)
-            return tuple(_source(x, ext, vals) for x in s[1])
-        return s[1]
-    return ext[s] if s >= 0 else vals[~s]
-
-
-def _program(ops, live):
-    """One jitted function running the sequence's rows in order, returning the live
-    results."""
-    def sequence(*ext):
-        vals = []
-        for pure, srcs in ops:
-            vals.append(pure(*[_source(s, ext, vals) for s in srcs]))
-        return tuple(vals[i] for i in live)
-    return jax.jit(sequence)
+    return _op_by_op(ops, flat, ext, live)

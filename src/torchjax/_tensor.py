@@ -433,7 +433,7 @@ class Tensor(_HostReads, _Conversions):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
         if self._lazy is not None:  # a pending result (_deferred): its value is replaced
-            self._lazy = None
+            del self._lazy  # (out of __dict__, the tensor's Python state: see _deferred._run)
         self._layout = value._layout
         self._refresh_views()
 

@@ -122,6 +122,8 @@ def _python_state(t: Tensor):
     """Attributes set on a tensor from Python, which PyTorch pickles as its state."""
     if isinstance(t, Buffer) or type(t) not in (Tensor, Parameter):
         return None  # a marker subclass: pickled as the plain tensor it stands for
+    if t._lazy is not None:  # a pending result (_deferred): computed first, which clears
+        _ = t._data          # its mark from __dict__
     return dict(t.__dict__) or None
 
 
