@@ -170,6 +170,7 @@ from ._install import _package_getattr as __getattr__, install_as_torch  # noqa:
 from .amp import autocast  # noqa: E402
 from .amp._state import *  # noqa: E402,F403
 from . import cpu  # noqa: E402
+from ._torch_nn_forms import *  # noqa: E402,F403
 
 
 def numel(input: Tensor) -> int:
