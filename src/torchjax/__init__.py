@@ -172,6 +172,7 @@ from .amp._state import *  # noqa: E402,F403
 from . import cpu  # noqa: E402
 from ._torch_nn_forms import *  # noqa: E402,F403
 from ._torch_method_forms import *  # noqa: E402,F403
+from ._windows import *  # noqa: E402,F403
 
 
 def numel(input: Tensor) -> int:
