@@ -173,6 +173,8 @@ from . import cpu  # noqa: E402
 from ._torch_nn_forms import *  # noqa: E402,F403
 from ._torch_method_forms import *  # noqa: E402,F403
 from ._windows import *  # noqa: E402,F403
+from ._unravel_index import unravel_index  # noqa: E402
+from ._frombuffer import frombuffer  # noqa: E402
 
 
 def numel(input: Tensor) -> int:

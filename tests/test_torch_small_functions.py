@@ -1,0 +1,165 @@
+"""torch.unravel_index, torch.frombuffer, torch.set_warn_always / is_warn_always_enabled and
+cholesky_inverse's LinAlgError, against PyTorch 2.13. (cholesky_solve and cholesky_inverse's
+values and gradients are op-table rows: tests/ops/samples_cholesky_solve.py.)"""
+
+from __future__ import annotations
+
+import array
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchjax
+from torchjax import _frombuffer, _settings
+
+
+@pytest.mark.parametrize("indices,shape,dtype", [
+    ([4, 1], (3, 2), "int64"), ([4, 1, -1, 7], (3, 2), "int32"), (5, 6, "int64"),
+    ([[1234], [5678]], (10, 10, 10, 10), "int64"), ([[1234], [5678]], (100, 100), "int16"),
+    ([1], (), "int64"), ([0, 3, 5], [2, 1, 3], "uint8"), ([], (2, 3), "int64"),
+])
+def test_unravel_index(indices, shape, dtype):
+    t, j = (lib.unravel_index(lib.tensor(indices, dtype=getattr(lib, dtype)), shape)
+            for lib in (torch, torchjax))
+    assert isinstance(j, tuple) and len(j) == len(t)
+    for a, b in zip(t, j):
+        assert str(b.dtype) == str(a.dtype) and tuple(b.shape) == tuple(a.shape)
+        np.testing.assert_array_equal(b.numpy(), a.numpy())
+
+
+@pytest.mark.parametrize("make,shape,exc,phrase", [
+    (lambda lib: lib.tensor([1.0]), (3, 2), TypeError,
+     "expected 'indices' to be integer dtype, but got torch.float32"),
+    (lambda lib: lib.tensor([True]), (3,), TypeError,
+     "expected 'indices' to be integer dtype, but got torch.bool"),
+    (lambda lib: lib.tensor([1]), (3, -2), ValueError,
+     "'shape' cannot have negative values, but got (3, -2)"),
+    (lambda lib: lib.tensor([1]), 3.0, TypeError,
+     "expected 'shape' to be int or sequence of ints, but got <class 'float'>"),
+    (lambda lib: lib.tensor([1]), (3, 2.0), TypeError,
+     "expected 'shape' sequence to only contain ints, but got <class 'float'>"),
+    (lambda lib: lib.tensor([1]), (3, 0), RuntimeError, "ZeroDivisionError"),
+])
+def test_unravel_index_errors(make, shape, exc, phrase):
+    for lib in (torch, torchjax):
+        with pytest.raises(exc) as e:
+            lib.unravel_index(make(lib), shape)
+        assert phrase in str(e.value), (lib.__name__, str(e.value))
+
+
+def test_frombuffer_shares_memory():
+    out = []
+    for lib in (torch, torchjax):
+        a = array.array("i", [1, 2, 3, 4, 5])
+        t = lib.frombuffer(a, dtype=lib.int32, count=3, offset=4)
+        a[1] = 99  # the buffer's write is seen by the tensor
+        first = t.tolist()
+        t[2] = -5  # and the tensor's by the buffer
+        out.append((first, list(a), str(t.dtype), tuple(t.shape)))
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "float32", "float64", "complex64", "bool"])
+def test_frombuffer_dtypes(dtype):
+    raw = bytes(range(0, 256, 8))  # 32 bytes
+    got = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lib in (torch, torchjax):
+            data = raw if dtype != "bool" else bytes(b % 2 for b in raw)
+            t = lib.frombuffer(bytearray(data), dtype=getattr(lib, dtype))
+            got.append((str(t.dtype), t.numpy().tobytes()))
+    assert got[0] == got[1]
+
+
+def test_frombuffer_requires_grad_and_readonly_warning():
+    _frombuffer._WARNED[0] = False  # (PyTorch's is given once per process too)
+    try:
+        msgs = []
+        for lib in (torch, torchjax):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                t = lib.frombuffer(b"\x00\x00\x80\x3f\x00\x00\x00\x40", dtype=lib.float32,
+                                   requires_grad=True)
+            assert t.requires_grad and t.tolist() == [1.0, 2.0]
+            msgs.append([str(x.message) for x in w])
+        phrase = "The given buffer is not writable, and PyTorch does not support non-writable"
+        assert any(phrase in m for m in msgs[1]) and any(phrase in m for m in msgs[0])
+        assert len(msgs[1]) == 1  # from_numpy's own warning is not added
+    finally:
+        _frombuffer._WARNED[0] = True
+
+
+@pytest.mark.parametrize("args,kwargs,exc,phrase", [
+    ((b"\x01\x02\x03",), {"dtype": "int16"}, ValueError,
+     "buffer length (3 bytes) after offset (0 bytes) must be a multiple of element size (2)"),
+    ((bytearray(8),), {"dtype": "int16", "offset": 8}, ValueError,
+     "offset (8 bytes) must be non-negative and no greater than buffer length (8 bytes) minus 1"),
+    ((bytearray(8),), {"dtype": "int16", "offset": -1}, ValueError,
+     "offset (-1 bytes) must be non-negative"),
+    ((bytearray(8),), {"dtype": "int16", "count": 5}, ValueError,
+     "requested buffer length (5 * 2 bytes) after offset (0 bytes) must not be greater than "
+     "actual buffer length (8 bytes)"),
+    ((bytearray(0),), {"dtype": "int16"}, ValueError,
+     "both buffer length (0) and count (-1) must not be 0"),
+    (([1, 2],), {"dtype": "int8"}, ValueError, "object does not implement Python buffer protocol"),
+])
+def test_frombuffer_errors(args, kwargs, exc, phrase):
+    for lib in (torch, torchjax):
+        kw = dict(kwargs, dtype=getattr(lib, kwargs["dtype"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(exc) as e:
+                lib.frombuffer(*args, **kw)
+        assert phrase in str(e.value), (lib.__name__, str(e.value))
+
+
+def test_frombuffer_bfloat16_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="frombuffer"):
+        torchjax.frombuffer(bytearray(8), dtype=torchjax.bfloat16)
+
+
+def test_warn_always():
+    for lib in (torch, torchjax):
+        assert lib.is_warn_always_enabled() is False
+        try:
+            lib.set_warn_always(True)
+            assert lib.is_warn_always_enabled() is True
+        finally:
+            lib.set_warn_always(False)
+        with pytest.raises(RuntimeError, match="setWarnOnlyOnce expects a bool, but got int"):
+            lib.set_warn_always(1)
+    assert _settings._state["warn_always"] is False
+
+
+def test_warn_always_repeats_once_only_warnings():
+    def count(flag):
+        torchjax.set_warn_always(flag)
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                for _ in range(2):
+                    torchjax.sparse.FloatTensor(2, 3)
+            return sum("deprecated" in str(x.message) for x in w)
+        finally:
+            torchjax.set_warn_always(False)
+    count(False)  # the once-per-process warning is used up
+    assert count(False) == 0
+    assert count(True) == 2
+
+
+@pytest.mark.parametrize("factor", [
+    np.array([[1.0, 0.0], [3.0, 0.0]]),
+    np.stack([np.eye(3), np.diag([1.0, 0.0, 2.0])]),
+])
+def test_cholesky_inverse_zero_diagonal(factor):
+    msgs = []
+    for lib in (torch, torchjax):
+        with pytest.raises(RuntimeError) as e:
+            lib.cholesky_inverse(lib.tensor(factor))
+        assert type(e.value).__name__.endswith("LinAlgError")
+        assert isinstance(e.value, lib.linalg.LinAlgError)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
