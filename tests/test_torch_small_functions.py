@@ -163,3 +163,42 @@ def test_cholesky_inverse_zero_diagonal(factor):
         assert isinstance(e.value, lib.linalg.LinAlgError)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("name,args,method", [
+    ("solve", 2, True), ("lstsq", 2, True), ("eig", 1, True), ("symeig", 1, True),
+    ("matrix_rank", 1, False),
+])
+def test_removed_linalg_functions(name, args, method):
+    msgs = []
+    for lib in (torch, torchjax):
+        x = lib.eye(3)
+        with pytest.raises(RuntimeError) as e:
+            getattr(lib, name)(*[x] * args)
+        msgs.append(str(e.value))
+        assert hasattr(x, name) == method
+        if method:
+            with pytest.raises(RuntimeError) as e:
+                getattr(x, name)(*[x] * (args - 1))
+            msgs.append(str(e.value))
+    half = len(msgs) // 2
+    assert msgs[:half] == msgs[half:]
+    assert msgs[0].startswith("This function was deprecated since version 1.9 and is now removed")
+
+
+def test_set_anomaly_enabled():
+    got = []
+    for lib in (torch, torchjax):
+        try:
+            states = []
+            lib.set_anomaly_enabled(True, False)
+            states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+            lib.set_anomaly_enabled(False)
+            states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+            with pytest.raises(TypeError) as e:
+                lib.set_anomaly_enabled(1)
+            states.append(str(e.value))
+            got.append(states)
+        finally:
+            lib.set_anomaly_enabled(False)
+    assert got[0] == got[1]

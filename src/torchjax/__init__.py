@@ -71,6 +71,7 @@ from . import (
 from ._autograd.anomaly import (  # noqa: E402
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
+    set_anomaly_enabled,
 )
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
@@ -175,6 +176,7 @@ from ._torch_method_forms import *  # noqa: E402,F403
 from ._windows import *  # noqa: E402,F403
 from ._unravel_index import unravel_index  # noqa: E402
 from ._frombuffer import frombuffer  # noqa: E402
+from ._removed_linalg import *  # noqa: E402,F403
 
 
 def numel(input: Tensor) -> int:

@@ -30,6 +30,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     structure,
     torch_linalg,
     unpooling,
+    unsafe_split,
     vision,
 )
 from ._registry import OPS, OpDef, op
