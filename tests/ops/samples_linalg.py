@@ -85,11 +85,21 @@ SAMPLES = {
         S(make(2, 2, dtype="int64"), make(2, 3, dtype="int64"), make(3, 2, dtype="int64"),
           beta=2, alpha=3),
         S(make(2, 4), make(2, 3), make(3, 4), call=lambda lib, c, a, b: c.addmm(a, b)),
+        # Tensor.addmm_: in place into (a copy of) input, which must have the result's shape
+        S(make(2, 4), make(2, 3), make(3, 4),
+          call=lambda lib, c, a, b: c.clone().addmm_(a, b, beta=0.5, alpha=2.0)),
+        S(make(2, 4), make(2, 3), make(3, 4), call=lambda lib, c, a, b: c.clone().addmm_(a, b)),
+        S(make(4), make(2, 3), make(3, 4), grad=False,
+          call=raises(lambda lib, c, a, b: c.clone().addmm_(a, b))),
     ],
     "baddbmm": [
         S(make(2, 2, 4), make(2, 2, 3), make(2, 3, 4)),
         S(make(4), make(2, 2, 3), make(2, 3, 4), beta=-1.0, alpha=0.5),
         S(make(2, 2, 4), make(2, 2, 3), make(2, 3, 4), beta=0),
+        S(make(2, 2, 4), make(2, 2, 3), make(2, 3, 4),
+          call=lambda lib, c, a, b: c.clone().baddbmm_(a, b, beta=-1.0, alpha=0.5)),
+        S(make(4), make(2, 2, 3), make(2, 3, 4), grad=False,
+          call=raises(lambda lib, c, a, b: c.clone().baddbmm_(a, b))),
     ],
     "dist": [
         S(make(3, 4), make(3, 4)),

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .harness import Const, S, make
+from .harness import Const, S, make, raises
 
 
 def sq(*shape, dtype="float32"):
@@ -394,6 +394,8 @@ SAMPLES: dict = {
         S(make(3), make(3, 4), make(4), call=lambda lib, i, a, b: i.addmv(a, b)),
         S(make(3), make(3, 4), make(4), call=lambda lib, i, a, b: i.clone().addmv_(a, b,
                                                                                   alpha=2.0)),
+        S(make(1), make(3, 4), make(4), grad=False,
+          call=raises(lambda lib, i, a, b: i.clone().addmv_(a, b))),
     ],
     "addr": [
         S(make(3, 4), make(3), make(4)),
