@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     complex,
     conv,
     fold,
+    histogram,
     indexing,
     linalg,
     loss,
