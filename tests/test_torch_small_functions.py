@@ -202,3 +202,19 @@ def test_set_anomaly_enabled():
         finally:
             lib.set_anomaly_enabled(False)
     assert got[0] == got[1]
+
+
+def test_triangular_solve_warns_once():
+    from torchjax._ops import triangular_solve as ts
+    ts._WARNED[0] = False  # as in a fresh process
+    a, b = torchjax.eye(3), torchjax.ones(3, 2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        torchjax.triangular_solve(b, a)
+        b.triangular_solve(a)
+    msgs = [str(m.message) for m in w]
+    assert len(msgs) == 1 and msgs[0].startswith(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular")
+    res = torchjax.triangular_solve(b, a)
+    assert type(res).__name__ == "triangular_solve"
+    assert res._fields == ("solution", "cloned_coefficient")

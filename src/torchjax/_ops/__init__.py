@@ -30,6 +30,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     strided,
     structure,
     torch_linalg,
+    triangular_solve,
     unpooling,
     unsafe_split,
     vision,
