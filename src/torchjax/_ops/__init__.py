@@ -33,6 +33,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     triangular_solve,
     unpooling,
     unsafe_split,
+    view_copies,
     vision,
 )
 from ._registry import OPS, OpDef, op
