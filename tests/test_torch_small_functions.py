@@ -218,3 +218,50 @@ def test_triangular_solve_warns_once():
     res = torchjax.triangular_solve(b, a)
     assert type(res).__name__ == "triangular_solve"
     assert res._fields == ("solution", "cloned_coefficient")
+
+
+def test_platform_queries():
+    x = torchjax.zeros(2)
+    assert torchjax.is_storage(x) is False and torch.is_storage(torch.zeros(2)) is False
+    assert torchjax.is_distributed(x) is torch.is_distributed(torch.zeros(2)) is False
+    assert torchjax.compiled_with_cxx11_abi() is torch.compiled_with_cxx11_abi()
+    assert torchjax.init_num_threads() is None
+    assert torchjax.set_flush_denormal(False) is False
+    assert torchjax.get_device_module("cpu") is torchjax.cpu
+    assert torchjax.get_device_module(torchjax.device("cuda:0")) is torchjax.cuda
+    assert torchjax.get_device_module() is (torchjax.cuda if torchjax.cuda.is_available()
+                                            else torchjax.cpu)
+    for lib, arg in ((torch, torch.zeros(2)), (torchjax, x)):
+        with pytest.raises(RuntimeError, match="Device 'meta' does not have a corresponding "
+                                               "module registered as 'torch.meta'."):
+            lib.get_device_module("meta")
+        with pytest.raises(TypeError, match=r"is_distributed\(\): argument 'input' \(position "
+                                            r"1\) must be Tensor, not int"):
+            lib.is_distributed(3)
+        with pytest.raises(RuntimeError, match="flush_denormal expects a bool, but got int"):
+            lib.set_flush_denormal(1)
+        del arg
+
+
+@pytest.mark.parametrize("size,order", [((2, 3, 4), (0, 2, 1)), ((2, 3, 4, 5), (0, 2, 3, 1)),
+                                        ((3,), (0,)), ((2, 0, 3), (2, 1, 0))])
+def test_empty_permuted(size, order):
+    t = torch.empty_permuted(size, order)
+    j = torchjax.empty_permuted(size, order, dtype=torchjax.float64, requires_grad=True)
+    assert tuple(j.shape) == tuple(t.shape) and j.stride() == t.stride()
+    assert j.dtype is torchjax.float64 and j.requires_grad
+
+
+def test_empty_permuted_errors():
+    for lib in (torch, torchjax):
+        with pytest.raises(RuntimeError, match="Duplicate dim not allowed"):
+            lib.empty_permuted((2, 3), (0, 0))
+
+
+def test_new_empty_strided():
+    for lib in (torch, torchjax):
+        x = lib.zeros(2, dtype=lib.float64)
+        y = x.new_empty_strided((2, 3), (1, 2))
+        assert (y.stride(), str(y.dtype), tuple(y.shape)) == ((1, 2), "torch.float64", (2, 3))
+        z = x.new_empty_strided((2,), (1,), dtype=lib.int32)
+        assert str(z.dtype) == "torch.int32"

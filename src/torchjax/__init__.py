@@ -178,6 +178,8 @@ from ._unravel_index import unravel_index  # noqa: E402
 from ._frombuffer import frombuffer  # noqa: E402
 from ._removed_linalg import *  # noqa: E402,F403
 from ._stft import istft, stft  # noqa: E402
+from ._platform import *  # noqa: E402,F403
+from ._empty_layouts import empty_permuted  # noqa: E402
 
 
 def numel(input: Tensor) -> int:

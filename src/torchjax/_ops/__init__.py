@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     loss,
     misc,
     nn,
+    nonzero_static,
     normalization,
     padding,
     pointwise,

@@ -1,0 +1,62 @@
+"""torch.get_device_module, is_storage, is_distributed, compiled_with_cxx11_abi,
+init_num_threads and set_flush_denormal: queries and switches about the build and platform
+that scripts call at their start, answered for torchjax's."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from ._device import device as _device_type
+from ._tensor import Tensor
+
+__all__ = ["get_device_module", "is_storage", "is_distributed", "compiled_with_cxx11_abi",
+           "init_num_threads", "set_flush_denormal"]
+
+
+def get_device_module(device=None):
+    """The torch.<type> module of a device (torch.cuda for "cuda:0"); with no device, that of
+    the accelerator JAX has, else torch.cpu."""
+    if device is None:
+        from . import cuda
+        return cuda if cuda.is_available() else importlib.import_module("torchjax.cpu")
+    kind = _device_type(device).type if isinstance(device, (str, _device_type)) else None
+    if kind is None:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
+                           f"None")
+    if kind in ("cpu", "cuda"):
+        return importlib.import_module(f"torchjax.{kind}")
+    raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as "
+                       f"'torch.{kind}'.")
+
+
+def is_storage(obj, /) -> bool:
+    """False: torchjax tensors keep their values in JAX arrays, not storage objects."""
+    return False
+
+
+def is_distributed(input) -> bool:
+    """False: a torchjax tensor is never a distributed one."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_distributed(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return False
+
+
+def compiled_with_cxx11_abi() -> bool:
+    """True, as PyTorch 2.13's builds: C++ extensions built against torch cannot load into
+    torchjax in any case."""
+    return True
+
+
+def init_num_threads() -> None:
+    """Nothing to do: XLA sizes its thread pool when its CPU backend starts."""
+
+
+def set_flush_denormal(mode) -> bool:
+    """False, PyTorch's answer where flushing denormals is not supported: XLA's CPU kernels
+    decide it themselves."""
+    if not isinstance(mode, (bool, np.bool_)):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return False
