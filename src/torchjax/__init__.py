@@ -180,6 +180,7 @@ from ._removed_linalg import *  # noqa: E402,F403
 from ._stft import istft, stft  # noqa: E402
 from ._platform import *  # noqa: E402,F403
 from ._empty_layouts import empty_permuted  # noqa: E402
+from ._gradient import gradient  # noqa: E402
 
 
 def numel(input: Tensor) -> int:
