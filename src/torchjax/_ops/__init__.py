@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     conv,
     fold,
     histogram,
+    igamma,
     indexing,
     linalg,
     loss,
