@@ -265,3 +265,28 @@ def test_new_empty_strided():
         assert (y.stride(), str(y.dtype), tuple(y.shape)) == ((1, 2), "torch.float64", (2, 3))
         z = x.new_empty_strided((2,), (1,), dtype=lib.int32)
         assert str(z.dtype) == "torch.int32"
+
+
+@pytest.mark.parametrize("name,args", [
+    ("sym_int", (3.7,)), ("sym_int", (-3.7,)), ("sym_int", (True,)), ("sym_float", (3,)),
+    ("sym_max", (2, 3.0)), ("sym_max", (True, 2)), ("sym_max", (5, 2)), ("sym_min", (2, 3.0)),
+    ("sym_min", (4, 3)), ("sym_not", (0,)), ("sym_not", (True,)), ("sym_sqrt", (4,)),
+    ("sym_sqrt", (2.0,)), ("sym_sum", ([1, 2, 3.5],)), ("sym_sum", ((1, 2),)),
+    ("sym_ite", (True, 1, 2)), ("sym_ite", (False, 1.0, 2.5)),
+    ("sym_constrain_range", (3,)), ("sym_constrain_range_for_size", (3,)),
+    ("sym_fresh_size", (3,)),
+])
+def test_sym_helpers(name, args):
+    want, got = getattr(torch, name)(*args), getattr(torchjax, name)(*args)
+    assert got == want and type(got) is type(want), (got, want)
+
+
+def test_sym_errors():
+    for lib in (torch, torchjax):
+        with pytest.raises(AssertionError, match="expected SymBool or bool, got <class 'int'>"):
+            lib.sym_ite(1, 2, 3)
+        with pytest.raises(AssertionError, match="type mismatch: <class 'int'> vs <class "
+                                                 "'float'>"):
+            lib.sym_ite(False, 1, 2.5)
+        with pytest.raises(ValueError, match="invalid literal for int"):
+            lib.sym_int("a")

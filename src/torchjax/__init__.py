@@ -181,6 +181,7 @@ from ._stft import istft, stft  # noqa: E402
 from ._platform import *  # noqa: E402,F403
 from ._empty_layouts import empty_permuted  # noqa: E402
 from ._gradient import gradient  # noqa: E402
+from ._sym import *  # noqa: E402,F403
 
 
 def numel(input: Tensor) -> int:
