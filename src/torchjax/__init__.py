@@ -182,6 +182,7 @@ from ._platform import *  # noqa: E402,F403
 from ._empty_layouts import empty_permuted  # noqa: E402
 from ._gradient import gradient  # noqa: E402
 from ._sym import *  # noqa: E402,F403
+from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
 
 
 def numel(input: Tensor) -> int:
