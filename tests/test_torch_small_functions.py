@@ -290,3 +290,19 @@ def test_sym_errors():
             lib.sym_ite(False, 1, 2.5)
         with pytest.raises(ValueError, match="invalid literal for int"):
             lib.sym_int("a")
+
+
+def test_lu_deprecation_warnings_once():
+    from torchjax._ops import lu as lu_module
+    lu_module._WARNED.clear()  # as in a fresh process
+    a, b = torchjax.eye(3) * 2, torchjax.ones(3, 1)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            LU, piv = torchjax.lu(a)
+            torchjax.lu_solve(b, LU, piv)
+    msgs = [str(m.message) for m in w]
+    assert len(msgs) == 2
+    assert msgs[0].startswith("torch.lu is deprecated in favor of torch.linalg.lu_factor")
+    assert msgs[1].startswith("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve")
+    assert type(torchjax.lu(a, get_infos=True)) is tuple

@@ -21,3 +21,4 @@ from ._ops.torch_linalg import (  # noqa: E402,F401
 )
 
 matmul = _F["matmul"]  # torch.linalg.matmul is torch.matmul
+from ._ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402,F401

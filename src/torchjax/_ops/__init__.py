@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     indexing,
     linalg,
     loss,
+    lu,
     misc,
     nn,
     nonzero_static,
