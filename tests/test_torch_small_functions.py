@@ -306,3 +306,12 @@ def test_lu_deprecation_warnings_once():
     assert msgs[0].startswith("torch.lu is deprecated in favor of torch.linalg.lu_factor")
     assert msgs[1].startswith("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve")
     assert type(torchjax.lu(a, get_infos=True)) is tuple
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 1}, {"s": (5,)}, {"dim": (-1, 0)},
+                                    {"s": (2, 6), "dim": (0, 2)}])
+def test_ihfftn_grad_fn_names(kwargs):
+    # PyTorch's ihfftn ends in a lazy conjugate for one dim, its inverse c2c for more
+    names = [lib.fft.ihfftn(lib.ones(2, 3, 4, requires_grad=True), **kwargs).grad_fn.name()
+             for lib in (torch, torchjax)]
+    assert names[0] == names[1]

@@ -155,7 +155,9 @@ def _shift():
 
 # PyTorch builds these from other ops for some inputs, and the last of those names the node
 GRAD_NAME_SKIP = {"fft_ifft": "a real input ends in CloneBackward0",
-                  "fft_ihfft": "ends in CloneBackward0"}
+                  "fft_ihfft": "ends in CloneBackward0",
+                  # (without resolve_conj: tests/test_torch_small_functions.py)
+                  "fft_ihfftn": "one transformed dim ends in CloneBackward0 (resolve_conj)"}
 
 SAMPLES: dict = {
     "fft_fft": _one_dim("fft"),
@@ -172,6 +174,10 @@ SAMPLES: dict = {
     "fft_rfftn": _rnd("rfftn", None),
     "fft_irfft2": _irnd("irfft2", (-2, -1)),
     "fft_irfftn": _irnd("irfftn", None),
+    "fft_hfft2": _irnd("hfft2", (-2, -1)),
+    "fft_hfftn": _irnd("hfftn", None),
+    "fft_ihfft2": _resolved("ihfft2", _rnd("ihfft2", (-2, -1))),
+    "fft_ihfftn": _resolved("ihfftn", _rnd("ihfftn", None)),
     "fft_fftshift": _shift(),
     "fft_ifftshift": _shift(),
 }
