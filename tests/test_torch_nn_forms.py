@@ -276,3 +276,33 @@ def test_missing_train_is_a_type_error():
     for lib in (torch, torchjax):
         with pytest.raises(TypeError, match="train"):
             lib.dropout(lib.tensor(X34), 0.5)
+
+
+def test_embedding_renorm_():
+    w0 = _f(5, 3, low=-3, high=3)
+    res = []
+    for lib in (torch, torchjax):
+        w = lib.tensor(w0)
+        before = w._version
+        out = lib.embedding_renorm_(w, lib.tensor([0, 2, 2]), 1.0, 2.0)
+        assert out is w
+        res.append((w.numpy(), w._version - before))
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-12)
+    assert res[1][1] == res[0][1] and res[0][1] > 0
+
+
+@pytest.mark.parametrize("make,exc,phrase", [
+    (lambda t: (t.tensor(_f(5, 3), requires_grad=True), t.tensor([0])), RuntimeError,
+     "a leaf Variable that requires grad is being used in an in-place operation."),
+    (lambda t: (t.tensor(_f(5, 3)), t.tensor([0.0])), RuntimeError,
+     "Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+     "Long, Int; but got torch.FloatTensor instead"),
+    (lambda t: (t.tensor(_f(5, 3)), t.tensor([7])), IndexError,
+     "select(): index 7 out of range for tensor of size [5, 3] at dimension 0"),
+])
+def test_embedding_renorm_errors(make, exc, phrase):
+    for lib in (torch, torchjax):
+        w, idx = make(lib)
+        with pytest.raises(exc) as e:
+            lib.embedding_renorm_(w, idx, 1.0, 2.0)
+        assert phrase in str(e.value), (lib.__name__, str(e.value))

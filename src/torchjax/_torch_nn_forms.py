@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from . import _legacy_types
 from ._dispatch import FUNCTIONS as _F
 from ._tensor import Tensor
 from .nn import functional as F
@@ -29,7 +30,7 @@ __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "kl_div", "binary_cross_entropy_with_logits",
     "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
-    "triplet_margin_loss", "bilinear", "ctc_loss", "threshold_",
+    "triplet_margin_loss", "bilinear", "ctc_loss", "threshold_", "embedding_renorm_",
 ]
 
 
@@ -93,6 +94,26 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if padding_idx is None or padding_idx < 0:
         padding_idx = None
     return _norm.embedding(indices, weight, padding_idx, None, 2.0, scale_grad_by_freq, sparse)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """Rescale in place the rows of input that indices name whose norm exceeds max_norm (what
+    F.embedding(max_norm=) does before its lookup); returns input."""
+    from ._autograd.grad_mode import STATE
+    if STATE.grad_enabled and input.requires_grad and input.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if indices.dtype not in _norm._INDEX_TYPES:
+        raise RuntimeError(
+            f"Expected tensor for argument #2 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {_legacy_types.type_name(indices)} instead (while "
+            f"checking arguments for embedding_renorm_)")
+    n = input.size(0)
+    _norm._check_index_range(indices, n, lambda pos, v: IndexError(
+        f"select(): index {v} out of range for tensor of size "
+        f"[{', '.join(map(str, input.shape))}] at dimension 0"))
+    _norm._renorm_(input, indices, max_norm, norm_type)
+    return input
 
 
 # -- dropout: in PyTorch's torch.X forms the probability error is a RuntimeError -----------------
