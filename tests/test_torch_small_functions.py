@@ -315,3 +315,34 @@ def test_ihfftn_grad_fn_names(kwargs):
     names = [lib.fft.ihfftn(lib.ones(2, 3, 4, requires_grad=True), **kwargs).grad_fn.name()
              for lib in (torch, torchjax)]
     assert names[0] == names[1]
+
+
+def test_binomial_draws():
+    # draws differ from PyTorch's; the certain cases agree exactly, the rest by statistics
+    c = [10.0, 5.0, 0.0, -1.0, 7.0, 4.0]
+    p = [0.0, 1.0, 0.3, 0.5, 1.5, float("nan")]
+    t = torch.binomial(torch.tensor(c), torch.tensor(p))
+    j = torchjax.binomial(torchjax.tensor(c), torchjax.tensor(p))
+    np.testing.assert_array_equal(j.numpy(), t.numpy())
+    torchjax.manual_seed(0)
+    n = 40000
+    x = torchjax.binomial(torchjax.full((n,), 12.0, dtype=torchjax.float64),
+                          torchjax.tensor([0.25], dtype=torchjax.float64))
+    assert x.dtype is torchjax.float64 and tuple(x.shape) == (n,)
+    v = x.numpy()
+    assert abs(v.mean() - 3.0) < 0.05 and abs(v.var() - 2.25) < 0.1
+    assert np.all(v == np.round(v)) and v.min() >= 0 and v.max() <= 12
+
+
+def test_binomial_errors_and_grad():
+    for lib in (torch, torchjax):
+        with pytest.raises(ValueError, match="binomial only supports floating-point dtypes for "
+                                             "count, got: Long"):
+            lib.binomial(lib.tensor([3]), lib.tensor([0.5]))
+        with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+            lib.binomial(lib.tensor([3.0]), lib.tensor([0.5], dtype=lib.float64))
+        r = lib.binomial(lib.tensor([3.0]), lib.tensor([0.5], requires_grad=True))
+        assert r.requires_grad
+        with pytest.raises(RuntimeError, match="derivative for aten::binomial is not "
+                                               "implemented"):
+            r.sum().backward()
