@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     normalization,
     padding,
     pointwise,
+    polynomials,
     pooling,
     reduction,
     rnn,
