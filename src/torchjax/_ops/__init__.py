@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     activation,
     adaptive_pooling,
     attention,
+    bessel,
     cholesky_solve,
     complex,
     conv,
