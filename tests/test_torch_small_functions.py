@@ -346,3 +346,16 @@ def test_binomial_errors_and_grad():
         with pytest.raises(RuntimeError, match="derivative for aten::binomial is not "
                                                "implemented"):
             r.sum().backward()
+
+
+def test_fork_wait_vulkan_reinforce():
+    for lib in (torch, torchjax):
+        fut = lib.fork(lambda a, b=0: a + b + 1, 3, b=1)
+        assert lib.wait(fut) == 5
+        assert lib.is_vulkan_available() is False
+    msgs = []
+    for lib in (torch, torchjax):
+        with pytest.raises(RuntimeError) as e:
+            lib.ones(2).reinforce(1.0)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

@@ -183,6 +183,7 @@ from ._empty_layouts import empty_permuted  # noqa: E402
 from ._gradient import gradient  # noqa: E402
 from ._sym import *  # noqa: E402,F403
 from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
+from .jit import fork, wait  # noqa: E402  (torch.fork / torch.wait are torch.jit's)
 
 
 def numel(input: Tensor) -> int:

@@ -12,7 +12,7 @@ from ._device import device as _device_type
 from ._tensor import Tensor
 
 __all__ = ["get_device_module", "is_storage", "is_distributed", "compiled_with_cxx11_abi",
-           "init_num_threads", "set_flush_denormal"]
+           "init_num_threads", "set_flush_denormal", "is_vulkan_available"]
 
 
 def get_device_module(device=None):
@@ -60,3 +60,27 @@ def set_flush_denormal(mode) -> bool:
     if not isinstance(mode, (bool, np.bool_)):
         raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
     return False
+
+
+def is_vulkan_available() -> bool:
+    """False: no Vulkan backend."""
+    return False
+
+
+_REINFORCE = (
+    "reinforce() was removed.\nUse torch.distributions instead.\nSee "
+    "https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\nprobs = "
+    "policy_network(state)\naction = probs.multinomial()\nnext_state, reward = "
+    "env.step(action)\naction.reinforce(reward)\naction.backward()\n\nUse:\n\nprobs = "
+    "policy_network(state)\n# NOTE: categorical is equivalent to what used to be called "
+    "multinomial\nm = torch.distributions.Categorical(probs)\naction = m.sample()\n"
+    "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * reward\n"
+    "loss.backward()\n")
+
+
+def _reinforce(self, reward):
+    """Removed from PyTorch: raises its RuntimeError pointing to torch.distributions."""
+    raise RuntimeError(_REINFORCE)
+
+
+Tensor.reinforce = _reinforce
