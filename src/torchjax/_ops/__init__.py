@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     conv,
     fold,
     histogram,
+    householder,
     igamma,
     indexing,
     linalg,
