@@ -359,3 +359,37 @@ def test_fork_wait_vulkan_reinforce():
             lib.ones(2).reinforce(1.0)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_cond_and_while_loop():
+    got = []
+    for lib in (torch, torchjax):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = lib.cond(x.sum() > 0, lambda v: v * 2, lambda v: v - 1, (x,))
+        b = lib.cond(False, lambda v: v * 2, lambda v: v - 1, [x])
+        c = lib.while_loop(lambda i, s: i < 3, lambda i, s: (i + 1, s * 2),
+                           (lib.tensor(0), x))
+        (a.sum() + b.sum() + c[1].sum()).backward()
+        got.append((a.tolist(), b.tolist(), c[0].item(), c[1].tolist(), x.grad.tolist(),
+                    type(c).__name__))
+    assert got[0] == got[1]
+
+
+def test_cond_errors():
+    for lib in (torch, torchjax):
+        x = lib.tensor([1.0, 2.0])
+        with pytest.raises(RuntimeError, match="Expected pred to be bool or single-element "
+                                               "tensor"):
+            lib.cond(x > 0, lambda v: v, lambda v: v, (x,))
+        with pytest.raises(RuntimeError, match="Expected pred to be bool or tensor, but got a."):
+            lib.cond("a", lambda: 1, lambda: 2)
+        with pytest.raises(RuntimeError, match="Expect operands to be a tuple"):
+            lib.cond(x.sum() > 0, lambda v: v, lambda v: v, x)
+
+
+def test_cond_traced_predicate_is_refused():
+    @torchjax.compile
+    def f(x):
+        return torchjax.cond(x.sum() > 0, lambda v: v * 2, lambda v: v, (x,))
+    with pytest.raises(NotImplementedError, match="inside torchjax.compile"):
+        f(torchjax.ones(2))
