@@ -306,3 +306,30 @@ def test_embedding_renorm_errors(make, exc, phrase):
         with pytest.raises(exc) as e:
             lib.embedding_renorm_(w, idx, 1.0, 2.0)
         assert phrase in str(e.value), (lib.__name__, str(e.value))
+
+
+def test_functional_helpers():
+    import torch.nn.functional as TF
+
+    import torchjax.nn.functional as JF
+    assert JF.Optional is TF.Optional
+    for name in ("has_torch_function", "has_torch_function_unary"):
+        assert getattr(JF, name)((torchjax.ones(1),) if name == "has_torch_function"
+                                 else torchjax.ones(1)) is False
+    assert JF.has_torch_function_variadic(torchjax.ones(1), 2) is False
+
+    for lib in (TF, JF):
+        # (fresh functions each time: boolean_dispatch gives the other one the docstring)
+        def yes(x, flag=False):
+            """doc"""
+            return "yes"
+
+        def no(x, flag=False):
+            return "no"
+        f = lib.boolean_dispatch("flag", 1, False, yes, no, "mod", "fname")
+        assert (f(1), f(1, True), f(1, flag=True), f.__name__, f.__module__, f.__doc__) == \
+            ("no", "yes", "yes", "fname", "mod", "doc")
+        lib.assert_int_or_pair(3, "k", "{} bad")
+        lib.assert_int_or_pair((1, 2), "k", "{} bad")
+        with pytest.raises(AssertionError, match="k bad"):
+            lib.assert_int_or_pair((1, 2, 3), "k", "{} bad")
