@@ -51,3 +51,47 @@ SAMPLES = {
         S(X, EDGES.reshape(2, 2), call=raises(_h), grad=False),
     ],
 }
+
+
+P = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.5, 0.7]], np.float32)
+
+
+def _hdd(lib, x, *args, **kwargs):
+    return lib.histogramdd(x, *args, **kwargs)
+
+
+def _hdd_w(lib, x, w, *args, **kwargs):
+    return lib.histogramdd(x, *args, weight=w, **kwargs)
+
+
+def _hdd_edges(lib, x, *edges, **kwargs):
+    return lib.histogramdd(x, list(edges), **kwargs)
+
+
+def _flat_dd(f):
+    """histogramdd's (hist, (edges...)) flattened for the harness."""
+    def call(lib, *args, **kwargs):
+        res = f(lib, *args, **kwargs)
+        return (res.hist, *res.bin_edges)
+    return call
+
+
+SAMPLES.update({
+    "_histogramdd_bin_ct": [
+        S(P, [3, 3], call=_flat_dd(_hdd), grad=False),
+        S(P, 2, call=_flat_dd(_hdd), grad=False),
+        S(P, np.arange(5, dtype=np.float32), [3, 2], call=_flat_dd(_hdd_w), grad=False),
+        S(P, [2, 2], range=[0.0, 1.0, 0.0, 1.0], density=True, call=_flat_dd(_hdd),
+          grad=False),
+        S(make(2, 5, 3, dtype="float64"), (2, 3, 4), call=_flat_dd(_hdd), grad=False),
+        S(P, [2, 2, 2], call=raises(_hdd), grad=False),
+        S(P, [2, 2], range=[0.0, 1.0], call=raises(_hdd), grad=False),
+        S(P, [2, 0], call=raises(_hdd), grad=False),
+    ],
+    "_histogramdd_bins_tensors": [
+        S(P, np.array([0.0, 1, 3], np.float32), np.array([0.0, 2.5], np.float32),
+          call=_flat_dd(_hdd_edges), grad=False),
+        S(P, np.array([0.0, 1, 3], np.float32), np.array([0.0, 0.5, 2.5], np.float32),
+          density=True, call=_flat_dd(_hdd_edges), grad=False),
+    ],
+})

@@ -11,6 +11,7 @@ NotImplemented grad_fn whose backward raises PyTorch's error.
 
 from __future__ import annotations
 
+import builtins
 import numbers
 
 import jax
@@ -136,3 +137,103 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     res = call_op("_histogram_bin_ct", input, weight, int(bins), range, bool(density))
     _check_finite(res)
     return named(*res)
+
+
+# -- histogramdd: one dim per column of the input's last dim -----------------------------------
+
+def _counts_dd(x, edges, weight, density):
+    """The D-dimensional histogram of the rows of x (N, D) over each dim's edges."""
+    sizes = [e.shape[0] - 1 for e in edges]
+    flat = jnp.zeros((), jnp.int64)
+    inside = jnp.ones(x.shape[0], bool)
+    for d, e in enumerate(edges):
+        n = sizes[d]
+        pos = jnp.searchsorted(e, x[:, d], side="right") - 1
+        pos = jnp.where(pos == n, n - 1, pos)
+        inside = inside & (x[:, d] >= e[0]) & (x[:, d] <= e[-1])
+        flat = flat * n + pos
+    total = int(np.prod(sizes))
+    w = jnp.ones(x.shape[0], x.dtype) if weight is None else weight.reshape(-1)
+    hist = jnp.zeros(total, x.dtype).at[jnp.where(inside, flat, total)].add(w, mode="drop")
+    hist = hist.reshape(sizes)
+    if density:
+        volume = jnp.ones((), x.dtype)
+        for d, e in enumerate(edges):
+            shape = [1] * len(edges)
+            shape[d] = -1
+            volume = volume * jnp.diff(e).reshape(shape)
+        hist = hist / (jnp.sum(hist) * volume)
+    return hist
+
+
+@op(tensors=("input", "weight"), promote="none", function=False, method=False, needs=(),
+    saves=(), grad="NotImplemented")
+def _histogramdd_bin_ct(input, weight, bins=(), range=None, density=False):
+    """bins[d] equal-width bins along dim d over range[2d:2d+2] (the data's range)."""
+    x = input.reshape(-1, input.shape[-1])
+    edges = []
+    for d, n in enumerate(bins):
+        lo, hi = _outer_edges(x[:, d], None if range is None else range[2 * d:2 * d + 2])
+        edges.append(_linspace(lo, hi, n + 1, input.dtype))
+    hist = _counts_dd(x, edges, weight, density)
+    return tuple(_no_derivative(t, input, weight) for t in (hist, *edges))
+
+
+@op(tensors=("input", "weight"), tensor_list="bins", promote="none", function=False,
+    method=False, needs=(), saves=(), grad="NotImplemented")
+def _histogramdd_bins_tensors(input, bins, weight, density=False):
+    """The bins given by one edges tensor per dim."""
+    x = input.reshape(-1, input.shape[-1])
+    edges = [b.astype(input.dtype) for b in bins]
+    hist = _counts_dd(x, edges, weight, density)
+    return tuple(_no_derivative(t, input, weight) for t in (hist, *edges))
+
+
+@function(name="histogramdd", method=False)
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): the histogram of the rows of input (..., D) in D dims, bins an
+    int, D ints, or D edge tensors; bin_edges a tuple of D tensors."""
+    from .._dispatch import _return_type, call_op
+    named = _return_type("histogramdd", ("hist", "bin_edges"))
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{_name(input._data)}'")
+    dims = input.shape[-1] if input.dim() else 1
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError(
+            f"torch.histogramdd: if weight tensor is provided it should have the same shape as "
+            f"the input tensor excluding its innermost dimension, but got input with shape "
+            f"[{', '.join(map(str, input.shape))}] and weight with shape "
+            f"[{', '.join(map(str, weight.shape))}]")
+    if isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], Tensor):
+        if len(bins) != dims:
+            raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                               "dimension of the input.")
+        out = call_op("_histogramdd_bins_tensors", input, list(bins), weight, bool(density))
+        return named(out[0], tuple(out[1:]))
+    counts = [int(bins)] * dims if isinstance(bins, numbers.Integral) else [int(b) for b in bins]
+    if len(counts) != dims:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    for d, n in enumerate(counts):
+        if n <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for "
+                               f"dimension {d}")  # (PyTorch names histogram here)
+    if range is not None:
+        range = tuple(float(v) for v in range)
+        if len(range) != 2 * dims:
+            raise RuntimeError(f"torch.histogramdd: for a {dims}-dimensional histogram range "
+                               f"should have {2 * dims} elements, but got {len(range)}")
+        for d in builtins.range(dims):
+            if range[2 * d] > range[2 * d + 1]:
+                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                                   f"{_fmt(range[2 * d])} max {_fmt(range[2 * d + 1])} for "
+                                   f"dimension {d}")
+    out = call_op("_histogramdd_bin_ct", input, weight, tuple(counts), range, bool(density))
+    for d, e in enumerate(out[1:]):
+        if not isinstance(e._data, jax.core.Tracer) and e.shape[0]:
+            lo, hi = np.asarray(e._data[0]), np.asarray(e._data[-1])
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{_fmt(lo)}, "
+                                   f"{_fmt(hi)}] is not finite")
+    return named(out[0], tuple(out[1:]))
