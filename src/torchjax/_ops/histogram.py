@@ -1,6 +1,7 @@
-"""Op-table rows and composite: torch.histogram and Tensor.histogram, (hist, bin_edges) of a
+"""Op-table rows and composites: torch.histogram and Tensor.histogram, (hist, bin_edges) of a
 floating tensor's values with `bins` equal-width bins over `range` (the data's range by
-default) or over the edges of a bins tensor.
+default) or over the edges of a bins tensor; torch.histogramdd, the same in D dims for the
+rows of an (..., D) input.
 
 As PyTorch's histogramdd kernel: a value's bin is the last edge not above it (upper bound
 minus one) so that the counts agree with the bin_edges returned, the rightmost edge belongs to
