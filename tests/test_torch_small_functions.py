@@ -393,3 +393,16 @@ def test_cond_traced_predicate_is_refused():
         return torchjax.cond(x.sum() > 0, lambda v: v * 2, lambda v: v, (x,))
     with pytest.raises(NotImplementedError, match="inside torchjax.compile"):
         f(torchjax.ones(2))
+
+
+def test_map2_module_load_is_distributed():
+    got = []
+    for lib in (torch, torchjax):
+        x = lib.tensor([1.0, 2.0, 3.0])
+        r = x.map2_(lib.tensor([1.0, 1.0, 1.0]), lib.tensor([2.0]), lambda a, b, c: a + b * c)
+        p = lib.zeros(3)
+        loaded = p.module_load(lib.tensor([4.0, 5.0, 6.0]))
+        assigned = p.module_load(lib.tensor([7.0], requires_grad=True), assign=True)
+        got.append((r is x, x.tolist(), loaded.tolist(), p.tolist(), loaded is p,
+                    assigned.tolist(), assigned.requires_grad, x.is_distributed()))
+    assert got[0] == got[1]

@@ -84,3 +84,18 @@ def _reinforce(self, reward):
 
 
 Tensor.reinforce = _reinforce
+
+
+def _tensor_is_distributed(self) -> bool:
+    """False: a torchjax tensor is never a distributed one."""
+    return False
+
+
+def _module_load(self, other, assign=False):
+    """What nn.Module.load_state_dict puts in this parameter's place when swapping tensors:
+    other detached (assign=True), or self with other's values copied in, detached."""
+    return other.detach() if assign else self.copy_(other).detach()
+
+
+Tensor.is_distributed = _tensor_is_distributed
+Tensor.module_load = _module_load
