@@ -406,3 +406,35 @@ def test_map2_module_load_is_distributed():
         got.append((r is x, x.tolist(), loaded.tolist(), p.tolist(), loaded is p,
                     assigned.tolist(), assigned.requires_grad, x.is_distributed()))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("args", [(), (True,), ([0, 2],), ([2, 0], True), ((-1, 1),)])
+def test_nuclear_norm(args):
+    x0 = np.random.default_rng(4).normal(size=(2, 3, 4))
+    res = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lib in (torch, torchjax):
+            x = lib.tensor(x0, requires_grad=True)
+            out = lib.nuclear_norm(x, *args)
+            out.sum().backward()
+            res.append((out.detach().numpy(), x.grad.numpy(), out.grad_fn.name()))
+    (a, ga, na), (b, gb, nb) = res
+    assert nb == na and b.shape == a.shape
+    np.testing.assert_allclose(b, a, rtol=1e-10)
+    np.testing.assert_allclose(gb, ga, rtol=1e-9, atol=1e-12)
+
+
+def test_deprecated_norms_warn_once():
+    from torchjax._ops import deprecated_norms
+    deprecated_norms._WARNED.clear()
+    x = torchjax.ones(3, 3)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            torchjax.frobenius_norm(x, [0])
+            torchjax.nuclear_norm(x)
+    msgs = [str(m.message) for m in w]
+    assert len(msgs) == 2
+    assert msgs[0].startswith("at::frobenius_norm is deprecated and it is just left for JIT")
+    assert msgs[1].startswith("at::nuclear_norm is deprecated")

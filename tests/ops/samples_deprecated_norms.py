@@ -1,0 +1,17 @@
+"""Samples for the row in _ops/deprecated_norms.py (torch.frobenius_norm; nuclear_norm, a
+composite, is in tests/test_torch_small_functions.py)."""
+
+from .harness import S, make, raises
+
+SAMPLES = {
+    "frobenius_norm": [
+        S(make(2, 3, 4), [1, 2]),
+        S(make(2, 3, 4), [0, 2], True),
+        S(make(3, 4), 1),
+        S(make(3, 4, dtype="float64"), [0]),
+        S(make(2, 3, 4), [0, 1, 2], grad=False,
+          call=raises(lambda lib, x, d: lib.frobenius_norm(x, d))),
+        S(make(3, 4, dtype="int64"), [0], grad=False,
+          call=raises(lambda lib, x, d: lib.frobenius_norm(x, d))),
+    ],
+}
