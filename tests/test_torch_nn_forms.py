@@ -333,3 +333,32 @@ def test_functional_helpers():
         lib.assert_int_or_pair((1, 2), "k", "{} bad")
         with pytest.raises(AssertionError, match="k bad"):
             lib.assert_int_or_pair((1, 2, 3), "k", "{} bad")
+
+
+NX, NW, NB = _f(2, 3, 4), _f(4), _f(4)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("layer", lambda t, x, w, b: t.native_layer_norm(x, [4], w, b, 1e-5)),
+    ("layer2", lambda t, x, w, b: t.native_layer_norm(x, [3, 4], None, None, 1e-3)),
+    ("batch_train", lambda t, x, w, b: t.native_batch_norm(x, w[:3], b[:3], None, None, True,
+                                                           0.1, 1e-5)),
+    ("batch_eval", lambda t, x, w, b: t.native_batch_norm(
+        x, w[:3], b[:3], t.zeros(3, dtype=t.float64), t.ones(3, dtype=t.float64), False, 0.1,
+        1e-5)),
+])
+def test_native_norms(name, fn):
+    res = []
+    for lib in (torch, torchjax):
+        x = lib.tensor(NX, requires_grad=True)
+        out, s1, s2 = fn(lib, x, lib.tensor(NW), lib.tensor(NB))
+        out.mul(lib.tensor(_weights(out.shape))).sum().backward()
+        res.append((type(fn(lib, x, lib.tensor(NW), lib.tensor(NB))).__name__,
+                    [_np(t) for t in (out, s1, s2)], [t.requires_grad for t in (s1, s2)],
+                    out.grad_fn.name(), _np(x.grad)))
+    (ta, va, ra, na, ga), (tb, vb, rb, nb, gb) = res
+    assert (tb, rb, nb) == (ta, ra, na)
+    for a, b in zip(va, vb):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gb, ga, rtol=1e-10, atol=1e-12)

@@ -31,6 +31,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "kl_div", "binary_cross_entropy_with_logits",
     "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
     "triplet_margin_loss", "bilinear", "ctc_loss", "threshold_", "embedding_renorm_",
+    "native_layer_norm", "native_batch_norm",
 ]
 
 
@@ -86,6 +87,43 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     res = _F["_instance_norm"](input, weight, bias, running_mean, running_var, use_input_stats,
                                momentum, eps)
     return _norm._store_stats(res, running_mean, running_var)
+
+
+def _stats(x, dims, eps):
+    """The mean and 1 / sqrt(biased variance + eps) over dims (keepdim), without gradient, in
+    float32 for half types (PyTorch's accumulation), returned in x's dtype."""
+    from ._autograd.grad_mode import no_grad
+    with no_grad():
+        xf = x.detach()
+        half = xf.dtype.itemsize < 4
+        xf = xf.float() if half else xf
+        mean = xf.mean(dims, keepdim=True)
+        rstd = ((xf - mean).square().mean(dims, keepdim=True) + eps).rsqrt()
+        return mean.to(x.dtype), rstd.to(x.dtype)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(layer_norm's output, the mean, 1 / std): the statistics keep a size-1 dim for each
+    normalized one and carry no gradient."""
+    out = _F["layer_norm"](input, normalized_shape, weight, bias, eps)
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    mean, rstd = _stats(input, dims, eps)
+    return out, mean, rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    """(batch_norm's output, the batch mean, 1 / std per channel); in evaluation the two
+    statistics are empty, as PyTorch's."""
+    out = batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                     True)
+    if not training:
+        empty = input.new_empty(0).detach()
+        return out, empty, empty.clone()
+    dims = [0] + list(range(2, input.dim()))
+    mean, rstd = _stats(input, dims, eps)
+    c = input.shape[1]
+    return out, mean.reshape(c), rstd.reshape(c)
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
