@@ -74,11 +74,13 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Te
 
 
 def _resize(self: Tensor, *sizes) -> Tensor:
+    """Deprecated: a resized copy (clone().resize_(sizes)), with PyTorch's warning."""
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
     return resize_(self.detach().clone(), *sizes)
 
 
 def _resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """Deprecated: a copy resized to tensor's shape, with PyTorch's warning."""
     warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
     return _resize(self, tuple(tensor.shape))
 
