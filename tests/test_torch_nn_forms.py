@@ -362,3 +362,15 @@ def test_native_norms(name, fn):
         assert a.shape == b.shape and a.dtype == b.dtype
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gb, ga, rtol=1e-10, atol=1e-12)
+
+
+def test_native_dropout_draws():
+    x = torchjax.tensor(_f(4000, low=0.5, high=2.0), requires_grad=True)
+    out, mask = torchjax.native_dropout(x, 0.3, None)  # None trains, as in PyTorch
+    assert mask.dtype is torchjax.bool and not mask.requires_grad
+    assert out.grad_fn.name() == "NativeDropoutBackward0"
+    m, o, xv = _np(mask), _np(out), _np(x)
+    np.testing.assert_allclose(o[m], xv[m] / 0.7, rtol=1e-12)
+    assert np.all(o[~m] == 0) and 0.25 < 1 - m.mean() < 0.35
+    out.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), m / 0.7, rtol=1e-12)

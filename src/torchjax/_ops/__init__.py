@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     loss,
     lu,
     misc,
+    native_dropout,
     native_group_norm,
     nn,
     nonzero_static,
