@@ -438,3 +438,22 @@ def test_deprecated_norms_warn_once():
     assert len(msgs) == 2
     assert msgs[0].startswith("at::frobenius_norm is deprecated and it is just left for JIT")
     assert msgs[1].startswith("at::nuclear_norm is deprecated")
+
+
+def test_autocast_ipu_state():
+    got = []
+    for lib in (torch, torchjax):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            before = (str(lib.get_autocast_ipu_dtype()), lib.is_autocast_ipu_enabled())
+            try:
+                lib.set_autocast_ipu_dtype(lib.bfloat16)
+                lib.set_autocast_ipu_enabled(True)
+                during = (str(lib.get_autocast_ipu_dtype()), lib.is_autocast_ipu_enabled(),
+                          lib.is_autocast_enabled("ipu"))
+            finally:
+                lib.set_autocast_ipu_enabled(False)
+                lib.set_autocast_ipu_dtype(lib.float16)
+        msgs = sorted({str(m.message).split(" (Triggered")[0] for m in w})
+        got.append((before, during, msgs))
+    assert got[0] == got[1]
