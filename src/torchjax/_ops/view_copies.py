@@ -1,5 +1,5 @@
 """Op-table rows: torch.view_copy, expand_copy, permute_copy, t_copy, transpose_copy,
-squeeze_copy, unsqueeze_copy, select_copy, alias_copy, unbind_copy, split_copy,
+squeeze_copy, unsqueeze_copy, select_copy, slice_copy, alias_copy, unbind_copy, split_copy,
 split_with_sizes_copy, unfold_copy, view_as_real_copy and view_as_complex_copy.
 
 PyTorch's "view copy" variants give what the view gives, as a new tensor (no view of the
@@ -10,6 +10,7 @@ publication (not a view, its own node name) differs.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from ._registry import OPS, op
@@ -77,6 +78,21 @@ def unsqueeze_copy(input, dim):
 def select_copy(input, dim, index):
     """input.select(dim, index), as a new tensor."""
     return _fn("select")(input, dim, index)
+
+
+@op(grad="SliceBackward0_copy", **_FLAGS)
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    """input[..., start:end:step, ...] along dim, as a new tensor (Python's clamping)."""
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    if input.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = dim % input.ndim if -input.ndim <= dim < input.ndim else None
+    if d is None:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-input.ndim}, {input.ndim - 1}], but got {dim})")
+    lo, hi, st = slice(start, end, step).indices(input.shape[d])
+    return jax.lax.slice_in_dim(input, lo, max(hi, lo), st, axis=d)
 
 
 @op(grad="AliasBackward0_copy", **_FLAGS)
