@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     cholesky_solve,
     complex,
     conv,
+    conv_tbc,
     deprecated_norms,
     eig,
     fold,
