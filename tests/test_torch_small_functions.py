@@ -457,3 +457,19 @@ def test_autocast_ipu_state():
         msgs = sorted({str(m.message).split(" (Triggered")[0] for m in w})
         got.append((before, during, msgs))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("args", [(2, 0), (2, 1), (2, 2), (3, 1), (2, -1), (1, 0)])
+def test_norm_except_dim(args):
+    v0 = np.random.default_rng(6).normal(size=(4, 3, 2))
+    res = []
+    for lib in (torch, torchjax):
+        v = lib.tensor(v0, requires_grad=True)
+        out = lib.norm_except_dim(v, *args)
+        out.mul(lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))).sum() \
+            .backward()
+        res.append((out.detach().numpy(), v.grad.numpy(), out.grad_fn.name()))
+    (a, ga, na), (b, gb, nb) = res
+    assert nb == na and b.shape == a.shape
+    np.testing.assert_allclose(b, a, rtol=1e-12)
+    np.testing.assert_allclose(gb, ga, rtol=1e-10, atol=1e-12)

@@ -15,3 +15,13 @@ SAMPLES = {
           call=raises(lambda lib, x, d: lib.frobenius_norm(x, d))),
     ],
 }
+
+
+def _ned(lib, v, *a):
+    return lib.norm_except_dim(v, *a)
+
+
+SAMPLES["_norm_all"] = [
+    S(make(4, 3, 2), 2, -1, call=_ned),
+    S(make(4, 3), 3, -1, call=_ned),
+]

@@ -1,5 +1,6 @@
-"""Op-table row and composite: torch.frobenius_norm and torch.nuclear_norm, which PyTorch
-keeps for TorchScript with a once-only deprecation warning. frobenius_norm is the 2-norm
+"""Op-table rows and composites: torch.frobenius_norm and torch.nuclear_norm, which PyTorch
+keeps for TorchScript with a once-only deprecation warning, and torch.norm_except_dim (the
+norm weight_norm takes, over every dim but one). frobenius_norm is the 2-norm
 over at most two dims (linalg.vector_norm's function) under PyTorch's NormBackward1 node;
 nuclear_norm the sum of the singular values over two dims, built from svdvals, sum and
 movedim as PyTorch builds it (so its grad_fn is PyTorch's)."""
@@ -56,3 +57,27 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     if keepdim:
         out = out.unsqueeze(-1).unsqueeze(-1).movedim((-2, -1), (d0, d1))
     return out
+
+
+@op(promote="none", function=False, method=False, grad="NormBackward0",
+    saves=("input", "result"))
+def _norm_all(input, p=2):
+    """The p-norm of all of input (ATen's norm, as norm_except_dim(v, p, -1) reaches it)."""
+    return OPS["linalg_vector_norm"].fn(input, p)
+
+
+@function(name="norm_except_dim", method=False)
+def norm_except_dim(v, pow=2, dim=0):
+    """The pow-norm of v over every dim but `dim`, keeping size-1 dims (dim=-1: over all)."""
+    from .._dispatch import call_op
+    if dim == -1:
+        return call_op("_norm_all", v, pow)
+    n = v.dim()
+    if dim == 0 or dim == n - 1:
+        shape = [1] * n
+        shape[dim] = v.shape[dim]
+        rows = v.contiguous().view(v.shape[0], -1) if dim == 0 else \
+            v.contiguous().view(-1, v.shape[-1])
+        return rows.norm(pow, 1 if dim == 0 else 0).view(shape)
+    # the other dims through dim 0, as PyTorch does
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
