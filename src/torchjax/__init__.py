@@ -186,6 +186,7 @@ from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .jit import fork, wait  # noqa: E402  (torch.fork / torch.wait are torch.jit's)
 from ._control_flow import cond, while_loop  # noqa: E402
 from ._resize import resize_as_  # noqa: E402
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 
 
 def numel(input: Tensor) -> int:
