@@ -33,6 +33,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     reduction,
     rnn,
     scatter,
+    segment_reduce,
     shape,
     sorting,
     special,
