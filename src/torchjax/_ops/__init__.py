@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     deprecated_norms,
     eig,
     fold,
+    hash_tensor,
     histogram,
     householder,
     igamma,
