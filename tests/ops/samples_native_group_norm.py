@@ -1,6 +1,9 @@
 """Samples for the row in _ops/native_group_norm.py."""
 
-from .harness import S, make, raises
+from .harness import S, own_make, raises
+
+# arrays of this file's own: the shared generator's draws for later files stay as they were
+make = own_make(111)
 
 
 def _out(lib, x, w, b, *args):

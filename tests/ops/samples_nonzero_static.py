@@ -2,7 +2,10 @@
 
 import numpy as np
 
-from .harness import S, make, raises
+from .harness import S, own_make, raises
+
+# arrays of this file's own: the shared generator's draws for later files stay as they were
+make = own_make(106)
 
 M = np.array([[0, 1], [1, 0]], np.int64)
 

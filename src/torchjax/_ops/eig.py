@@ -1,9 +1,10 @@
 """Op-table rows: torch.linalg.eig and eigvals, the eigendecomposition of general (not
 necessarily symmetric) square matrices, complex-valued.
 
-Both run LAPACK's geev through XLA on CPU, as PyTorch does, so the eigenvalues come in the
-same order and the eigenvectors with the same normalisation (unit norm, largest component
-real). Gradients are JAX's, which agree with PyTorch's formulas for losses that do not depend
+Both run LAPACK's geev through XLA on CPU, as PyTorch does: the eigenvectors have the same
+normalisation (unit norm, largest component real), and the eigenvalues usually come in the
+same order, but not always: PyTorch's LAPACK build and jaxlib's can converge to them in
+another order (some symmetric matrices); eigenvalue i still goes with eigenvector column i. Gradients are JAX's, which agree with PyTorch's formulas for losses that do not depend
 on the eigenvectors' arbitrary phase. One difference: for a loss that does depend on that
 phase, PyTorch's backward raises ("... so it is ill-defined"), JAX's returns a gradient.
 """
