@@ -187,6 +187,7 @@ from .jit import fork, wait  # noqa: E402  (torch.fork / torch.wait are torch.ji
 from ._control_flow import cond, while_loop  # noqa: E402
 from ._resize import resize_as_  # noqa: E402
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+from ._from_file import from_file  # noqa: E402
 
 
 def numel(input: Tensor) -> int:
