@@ -71,6 +71,7 @@ from . import (
 from ._autograd.anomaly import (  # noqa: E402
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
+    set_anomaly_enabled,
 )
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
@@ -170,6 +171,23 @@ from ._install import _package_getattr as __getattr__, install_as_torch  # noqa:
 from .amp import autocast  # noqa: E402
 from .amp._state import *  # noqa: E402,F403
 from . import cpu  # noqa: E402
+from ._torch_nn_forms import *  # noqa: E402,F403
+from ._torch_method_forms import *  # noqa: E402,F403
+from ._windows import *  # noqa: E402,F403
+from ._unravel_index import unravel_index  # noqa: E402
+from ._frombuffer import frombuffer  # noqa: E402
+from ._removed_linalg import *  # noqa: E402,F403
+from ._stft import istft, stft  # noqa: E402
+from ._platform import *  # noqa: E402,F403
+from ._empty_layouts import empty_permuted  # noqa: E402
+from ._gradient import gradient  # noqa: E402
+from ._sym import *  # noqa: E402,F403
+from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
+from .jit import fork, wait  # noqa: E402  (torch.fork / torch.wait are torch.jit's)
+from ._control_flow import cond, while_loop  # noqa: E402
+from ._resize import resize_as_  # noqa: E402
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+from ._from_file import from_file  # noqa: E402
 
 
 def numel(input: Tensor) -> int:

@@ -34,6 +34,10 @@ from ._record import _describe, _inference_saved, _record
 from ._tensor import Tensor
 from ._view_grad import record_copy_slices, regenerate_views
 
+# rows whose PyTorch kernels check an in-place output's size themselves (the structured
+# "Bad in-place call" check) rather than through TensorIterator's broadcast
+_RESIZE_CHECKED = frozenset({"addmm", "baddbmm", "addmv"})
+
 
 def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
     """Tensor.<op>_: compute as the out-of-place op, cast to self's dtype, write in place."""
@@ -70,9 +74,12 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
             out = _meta.evaluate(_fwd_for(prep, stat, cd, out_cast), arrays)
             rg = False  # a meta tensor records no autograd history
         if out.shape != self._data.shape:
+            have, want = ", ".join(map(str, self._data.shape)), ", ".join(map(str, out.shape))
+            if prep.op.name in _RESIZE_CHECKED:
+                raise RuntimeError(f"Bad in-place call: input tensor size [{have}] and output "
+                                   f"tensor size [{want}] should match")
             raise RuntimeError(
-                f"output with shape [{', '.join(map(str, self._data.shape))}] doesn't match the "
-                f"broadcast shape [{', '.join(map(str, out.shape))}]")
+                f"output with shape [{have}] doesn't match the broadcast shape [{want}]")
         record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
         if (_CREATION and grad_on and self._base is not None and not self._detached
                 and self._base._requires_grad):

@@ -20,7 +20,7 @@ from ._autograd.node import Node, accumulator_of, node_class
 from ._tensor import Tensor
 from ._x64 import scope_functions, scoped
 
-__all__ = ["bernoulli", "multinomial", "poisson"]
+__all__ = ["bernoulli", "binomial", "multinomial", "poisson"]
 
 P_IN_MSG = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
             "message be improved?  If so, please report an enhancement request to PyTorch.)")
@@ -80,6 +80,14 @@ def _kernel(kind: str, shape: tuple, np_dtype, extra=None):
             (lam,) = params
             lam = lam.astype(compute_dtype(lam.dtype))
             return jax.random.poisson(k, lam, shape, jnp.int64).astype(out_dt)
+        if kind == "binomial":
+            count, prob = params
+            pc = compute_dtype(prob.dtype)
+            # PyTorch's sampler: no draws for a count below 0, all for a probability above 1
+            n = jnp.maximum(count.astype(pc), 0)
+            p = jnp.clip(prob.astype(pc), 0, 1)
+            out = jax.random.binomial(k, n, p, shape, pc)
+            return jnp.where(jnp.isnan(prob), jnp.nan, out).astype(out_dt)
         if kind == "multinomial":
             (probs,) = params
             n, replacement = extra
@@ -261,6 +269,21 @@ def poisson(input, generator=None) -> Tensor:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     arr = draw("poisson", tuple(lam.shape), input.dtype, generator, lam)
     return with_zero_grad(arr, input, "PoissonBackward0")
+
+
+def binomial(count, prob, generator=None) -> Tensor:
+    """Draw from Binomial(count, prob) elementwise (float counts and probabilities)."""
+    _require_tensor("binomial", "count", 1, count)
+    _require_tensor("binomial", "prob", 2, prob)
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{scalar_name(count.dtype)}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {scalar_name(prob.dtype)} but expected "
+                           f"{scalar_name(count.dtype)}")
+    shape = tuple(np.broadcast_shapes(tuple(count.shape), tuple(prob.shape)))
+    arr = draw("binomial", shape, count.dtype, generator, count._data, prob._data)
+    return with_not_implemented(arr, prob, "aten::binomial")
 
 
 def tensor_bernoulli(self, p=None, *, generator=None) -> Tensor:

@@ -16,10 +16,12 @@ __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "set_num_threads", "get_num_threads",
-           "set_num_interop_threads", "get_num_interop_threads"]
+           "set_num_interop_threads", "get_num_interop_threads", "set_warn_always",
+           "is_warn_always_enabled"]
 
 _state = {"deterministic": False, "warn_only": False, "matmul_precision": "highest",
-          "threads": os.cpu_count() or 1, "interop_threads": os.cpu_count() or 1}
+          "threads": os.cpu_count() or 1, "interop_threads": os.cpu_count() or 1,
+          "warn_always": False}
 _DEBUG_MODES = ("default", "warn", "error")
 _PRECISIONS = ("highest", "high", "medium")
 
@@ -92,3 +94,15 @@ def set_num_interop_threads(n: int) -> None:
 
 def get_num_interop_threads() -> int:
     return _state["interop_threads"]
+
+
+def set_warn_always(b, /) -> None:
+    """Warnings PyTorch gives once per process are given every time while this is on (the
+    sparse constructors' deprecation warnings here)."""
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _state["warn_always"] = b
+
+
+def is_warn_always_enabled() -> bool:
+    return _state["warn_always"]

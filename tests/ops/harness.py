@@ -6,6 +6,7 @@ and plain Python values; torchjax dtypes among them become torch dtypes on the t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import ml_dtypes
@@ -40,9 +41,34 @@ def S(*args, grad=True, call=None, atol=1e-5, rtol=1.3e-6, desc="", grad_name=Tr
 _rng = np.random.default_rng(0)
 
 
-def make(*shape, dtype="float32", low=-2.0, high=2.0, seed=None) -> np.ndarray:
-    """A deterministic random array; integer dtypes draw from [low, high)."""
-    rng = np.random.default_rng(seed) if seed is not None else _rng
+def own_make(seed: int):
+    """make() drawing from a generator of its own: a samples file added later uses it, so
+    that the arrays of the files loaded after it (the shared generator's draws) stay as
+    they were."""
+    own = np.random.default_rng(seed)
+
+    def make_own(*shape, **kwargs):
+        return make(*shape, rng=own, **kwargs)
+    return make_own
+
+
+@contextlib.contextmanager
+def own_rng(seed: int):
+    """Inside, make() without seed or rng draws from a generator of its own (for samples
+    added to an existing file through its helpers)."""
+    global _rng
+    saved, _rng = _rng, np.random.default_rng(seed)
+    try:
+        yield
+    finally:
+        _rng = saved
+
+
+def make(*shape, dtype="float32", low=-2.0, high=2.0, seed=None, rng=None) -> np.ndarray:
+    """A deterministic random array; integer dtypes draw from [low, high). `rng`: a samples
+    file's own generator (see own_make)."""
+    if rng is None:
+        rng = np.random.default_rng(seed) if seed is not None else _rng
     if dtype == "bool":
         return rng.random(shape) > 0.5
     if np.issubdtype(np.dtype(dtype), np.integer):

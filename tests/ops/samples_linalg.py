@@ -1,6 +1,10 @@
 """Samples for the matrix products (mm, bmm, matmul, dot, mv, outer, einsum, t, addmm)."""
 
-from .harness import S, Z, make, raises
+from .harness import S, Z, make, own_make, raises
+
+# the in-place samples added later draw from their own generator, so that the other
+# samples keep their arrays
+_m = own_make(201)
 
 # PyTorch's einsum contracts through a path of other ops; the last one names the node
 GRAD_NAME_SKIP = {"einsum": "PermuteBackward0, SumBackward1, MulBackward0 ... by path"}
@@ -85,11 +89,21 @@ SAMPLES = {
         S(make(2, 2, dtype="int64"), make(2, 3, dtype="int64"), make(3, 2, dtype="int64"),
           beta=2, alpha=3),
         S(make(2, 4), make(2, 3), make(3, 4), call=lambda lib, c, a, b: c.addmm(a, b)),
+        # Tensor.addmm_: in place into (a copy of) input, which must have the result's shape
+        S(_m(2, 4), _m(2, 3), _m(3, 4),
+          call=lambda lib, c, a, b: c.clone().addmm_(a, b, beta=0.5, alpha=2.0)),
+        S(_m(2, 4), _m(2, 3), _m(3, 4), call=lambda lib, c, a, b: c.clone().addmm_(a, b)),
+        S(_m(4), _m(2, 3), _m(3, 4), grad=False,
+          call=raises(lambda lib, c, a, b: c.clone().addmm_(a, b))),
     ],
     "baddbmm": [
         S(make(2, 2, 4), make(2, 2, 3), make(2, 3, 4)),
         S(make(4), make(2, 2, 3), make(2, 3, 4), beta=-1.0, alpha=0.5),
         S(make(2, 2, 4), make(2, 2, 3), make(2, 3, 4), beta=0),
+        S(_m(2, 2, 4), _m(2, 2, 3), _m(2, 3, 4),
+          call=lambda lib, c, a, b: c.clone().baddbmm_(a, b, beta=-1.0, alpha=0.5)),
+        S(_m(4), _m(2, 2, 3), _m(2, 3, 4), grad=False,
+          call=raises(lambda lib, c, a, b: c.clone().baddbmm_(a, b))),
     ],
     "dist": [
         S(make(3, 4), make(3, 4)),

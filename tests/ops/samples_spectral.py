@@ -8,7 +8,7 @@ JAX cannot differ.
 
 import numpy as np
 
-from .harness import S, make
+from .harness import S, make, own_rng
 
 
 def C(*shape, dtype="complex64"):
@@ -155,7 +155,9 @@ def _shift():
 
 # PyTorch builds these from other ops for some inputs, and the last of those names the node
 GRAD_NAME_SKIP = {"fft_ifft": "a real input ends in CloneBackward0",
-                  "fft_ihfft": "ends in CloneBackward0"}
+                  "fft_ihfft": "ends in CloneBackward0",
+                  # (without resolve_conj: tests/test_torch_small_functions.py)
+                  "fft_ihfftn": "one transformed dim ends in CloneBackward0 (resolve_conj)"}
 
 SAMPLES: dict = {
     "fft_fft": _one_dim("fft"),
@@ -175,3 +177,13 @@ SAMPLES: dict = {
     "fft_fftshift": _shift(),
     "fft_ifftshift": _shift(),
 }
+
+# the Hermitian n-dimensional transforms, added later, draw from their own generator so that
+# the samples above (and the files after this one) keep their arrays
+with own_rng(203):
+    SAMPLES.update({
+        "fft_hfft2": _irnd("hfft2", (-2, -1)),
+        "fft_hfftn": _irnd("hfftn", None),
+        "fft_ihfft2": _resolved("ihfft2", _rnd("ihfft2", (-2, -1))),
+        "fft_ihfftn": _resolved("ihfftn", _rnd("ihfftn", None)),
+    })

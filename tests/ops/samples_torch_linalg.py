@@ -2,7 +2,10 @@
 
 import numpy as np
 
-from .harness import Const, S, make
+from .harness import Const, S, make, own_make, raises
+
+# a sample added later draws from its own generator: the others keep their arrays
+_m = own_make(202)
 
 
 def sq(*shape, dtype="float32"):
@@ -394,6 +397,8 @@ SAMPLES: dict = {
         S(make(3), make(3, 4), make(4), call=lambda lib, i, a, b: i.addmv(a, b)),
         S(make(3), make(3, 4), make(4), call=lambda lib, i, a, b: i.clone().addmv_(a, b,
                                                                                   alpha=2.0)),
+        S(_m(1), _m(3, 4), _m(4), grad=False,
+          call=raises(lambda lib, i, a, b: i.clone().addmv_(a, b))),
     ],
     "addr": [
         S(make(3, 4), make(3), make(4)),

@@ -36,6 +36,15 @@ def is_anomaly_check_nan_enabled() -> bool:
     return STATE.check_nan
 
 
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """torch.set_anomaly_enabled: the process-wide switch set_detect_anomaly sets, without a
+    context to restore it (and, as PyTorch's, without the warning)."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_anomaly_enabled(): argument 'enabled' (position 1) must be bool, "
+                        f"not {type(enabled).__name__}")
+    STATE.enabled, STATE.check_nan = enabled, bool(check_nan)
+
+
 def _warn_enabled():
     warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and "
                   "should only be enabled for debugging.", stacklevel=3)

@@ -310,7 +310,7 @@ def _add_scaled(input, prod, beta, alpha, what):
     return input + prod
 
 
-@op(tensors=("input", "mat1", "mat2"), promote="none",
+@op(tensors=("input", "mat1", "mat2"), promote="none", inplace=True,
     saves={"mat1": ("mat2",), "mat2": ("mat1",)})
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
@@ -323,7 +323,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_scaled(input, jnp.matmul(mat1, mat2), beta, alpha, "mat2")
 
 
-@op(tensors=("input", "batch1", "batch2"), promote="none",
+@op(tensors=("input", "batch1", "batch2"), promote="none", inplace=True,
     saves={"batch1": ("batch2",), "batch2": ("batch1",)})
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""

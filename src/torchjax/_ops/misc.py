@@ -142,3 +142,9 @@ def apply_(self, callable):
 def map_(self, tensor, callable):
     """Replace each element x by callable(x, y), y the matching element of tensor."""
     return _python_map(self, callable, tensor)
+
+
+@function(function=False)
+def map2_(self, x, y, callable):
+    """Replace each element s by callable(s, a, b), a and b the matching elements of x, y."""
+    return _python_map(self, callable, x, y)

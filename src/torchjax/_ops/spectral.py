@@ -259,6 +259,58 @@ def fft_irfftn(input, s=None, dim=None, norm=None):
     return _c2r(input, dims, sizes, norm)
 
 
+# -- Hermitian, two- and n-dimensional ---------------------------------------------------------
+
+# the hfft family is the irfft/rfft family with the conjugate and the forward and backward
+# scalings swapped: hfftn(x) = n * irfftn(conj(x)), ihfftn(x) = conj(rfftn(x)) / n
+_SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _hfftn(input, s, dim, norm):
+    _check_dtype(input)
+    _norm(norm)
+    dims, sizes = _dims_and_sizes(input, s, dim, "hfftn", last_half=True)
+    return _c2r(jnp.conj(_as_complex(input)), dims, sizes, _SWAPPED[norm])
+
+
+def _ihfftn(input, s, dim, norm):
+    _check_dtype(input, "ihfftn")
+    _norm(norm)
+    dims, sizes = _dims_and_sizes(input, s, dim, "ihfftn")
+    return jnp.conj(_r2c(input, dims, sizes, _SWAPPED[norm]))
+
+
+def _ihfftn_grad(input, s=None, dim=None, **_):
+    # PyTorch's last step is the inverse c2c over the leading dims; with one dim, the conj
+    n = len(dim) if isinstance(dim, (tuple, list)) else 1 if dim is not None else \
+        len(s) if s is not None else input.dim()
+    return "FftC2CBackward0" if n > 1 else "ConjBackward0"
+
+
+@op(grad="FftC2RBackward0", **_FFT)
+def fft_hfft2(input, s=None, dim=(-2, -1), norm=None):
+    """The two-dimensional FFT of a Hermitian-symmetric signal given by its half: real."""
+    return _hfftn(input, s, dim, norm)
+
+
+@op(grad="FftC2RBackward0", **_FFT)
+def fft_hfftn(input, s=None, dim=None, norm=None):
+    """The n-dimensional FFT of a Hermitian-symmetric signal given by its half: real."""
+    return _hfftn(input, s, dim, norm)
+
+
+@op(grad=_ihfftn_grad, **_R2C)
+def fft_ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    """The inverse of hfft2: half of the Hermitian spectrum of real input."""
+    return _ihfftn(input, s, dim, norm)
+
+
+@op(grad=_ihfftn_grad, **_R2C)
+def fft_ihfftn(input, s=None, dim=None, norm=None):
+    """The inverse of hfftn: half of the Hermitian spectrum of real input."""
+    return _ihfftn(input, s, dim, norm)
+
+
 # -- shifts ------------------------------------------------------------------------------------
 
 def _shift_dims(x, dim):

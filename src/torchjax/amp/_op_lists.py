@@ -64,6 +64,8 @@ ROW = {
     "max_pool3d": "max_pool3d_with_indices",
     "adaptive_max_pool3d": "adaptive_max_pool3d_with_indices",
     "cross_entropy_loss": "cross_entropy",
+    # torch.lu and torch.lu_solve compute through the linalg rows
+    "_lu_with_info": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve",
 }
 
 

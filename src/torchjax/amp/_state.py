@@ -17,6 +17,8 @@ __all__ = [
     "is_autocast_xla_enabled", "set_autocast_xla_enabled", "get_autocast_xla_dtype",
     "set_autocast_xla_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
     "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+    "is_autocast_ipu_enabled", "set_autocast_ipu_enabled", "get_autocast_ipu_dtype",
+    "set_autocast_ipu_dtype",
 ]
 
 
@@ -118,3 +120,29 @@ def autocast_increment_nesting() -> int:
 def autocast_decrement_nesting() -> int:
     _autocast.STATE.nesting -= 1
     return _autocast.STATE.nesting
+
+
+# the IPU spellings, deprecated in PyTorch with messages that name the arguments
+def _deprecated_call(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def is_autocast_ipu_enabled() -> bool:
+    _deprecated_call("is_autocast_ipu_enabled()", "is_autocast_enabled('ipu')")
+    return _autocast.is_enabled("ipu")
+
+
+def set_autocast_ipu_enabled(enabled: bool) -> None:
+    _deprecated_call("set_autocast_ipu_enabled(enabled)", "set_autocast_enabled('ipu', enabled)")
+    _autocast.set_enabled("ipu", bool(enabled))
+
+
+def get_autocast_ipu_dtype() -> _dtypes.dtype:
+    _deprecated_call("get_autocast_ipu_dtype()", "get_autocast_dtype('ipu')")
+    return _autocast.default_dtype("ipu")
+
+
+def set_autocast_ipu_dtype(dtype) -> None:
+    _deprecated_call("set_autocast_ipu_dtype(dtype)", "set_autocast_dtype('ipu', dtype)")
+    set_autocast_dtype("ipu", dtype)

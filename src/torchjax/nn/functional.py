@@ -33,6 +33,7 @@ native_channel_shuffle = _F["native_channel_shuffle"]
 cosine_similarity = _F["cosine_similarity"]
 pairwise_distance = _F["pairwise_distance"]
 pdist = _F["pdist"]
+conv_tbc = _F["conv_tbc"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -173,6 +174,7 @@ def threshold_(input, threshold, value):
 from ._functional.attention import *
 from ._functional.conv import *
 from ._functional.dropout import *
+from ._functional.helpers import *
 from ._functional.linear import *
 from ._functional.loss import *
 from ._functional.normalization import *

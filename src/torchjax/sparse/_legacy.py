@@ -25,8 +25,9 @@ _WARNED: set = set()
 
 
 def _warn_once(msg: str) -> None:
-    # PyTorch warns once per process (TORCH_WARN_ONCE)
-    if msg not in _WARNED:
+    # PyTorch warns once per process (TORCH_WARN_ONCE), every time under set_warn_always(True)
+    from .._settings import is_warn_always_enabled
+    if msg not in _WARNED or is_warn_always_enabled():
         _WARNED.add(msg)
         warnings.warn(msg, UserWarning, stacklevel=3)
 
