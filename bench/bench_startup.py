@@ -14,6 +14,8 @@ cost. Cases, the same code with `import torch` and `import torchjax as torch`:
 Variants:
 - torchjax-cold: an empty TORCHJAX_CACHE_DIR; torchjax-warm: a second process on the cache
   the cold one left; torchjax-nocache: TORCHJAX_CACHE=0 (the cost of writing the cache);
+  torchjax-serial: cold, with the optimizer's first update and dropout's first kernel
+  compiled in line rather than on other threads (what those threads save);
 - torch: PyTorch eager, same code;
 - jax-cold / jax-warm: the same model written by hand in JAX, the whole step (forward,
   backward, optax update) one `jax.jit`; cold without a persistent cache, warm with JAX's
@@ -321,6 +323,12 @@ def child(case, variant, steps):
     if variant.startswith("torchjax"):
         import torchjax as lib
 
+        if variant == "torchjax-serial":  # cold, without the compiles started on other threads
+            from torchjax.nn._functional import dropout
+            from torchjax.optim import _first_step
+            _first_step.AHEAD[0] = False
+            dropout._CHUNKED_MAX = 0
+
         out["import_s"] = time.perf_counter() - t_import
         marks, losses, snaps, cpu, out["build_s"] = torch_api_run(lib, case, steps)
         # the whole run (an older torchjax, compared with PYTHONPATH, may not count)
@@ -381,7 +389,7 @@ def spawn(case, variant, steps, env):
 
 
 VARIANTS = ("torchjax-cold", "torchjax-warm", "torchjax-nocache", "torch", "jax-cold",
-            "jax-warm")
+            "jax-warm", "torchjax-serial")
 
 
 def run_case(case, steps, repeat, variants=VARIANTS):
@@ -396,6 +404,8 @@ def run_case(case, steps, repeat, variants=VARIANTS):
                 e = dict(env)
                 if v == "torchjax-nocache":
                     e["TORCHJAX_CACHE"] = "0"
+                if v == "torchjax-serial":  # cold too: a cache directory of its own
+                    e["TORCHJAX_CACHE_DIR"] = tempfile.mkdtemp(dir=tj)
                 if v == "jax-warm":  # fill JAX's cache first, then measure a fresh process
                     spawn(case, v, 0, e)
                 results[v].append(spawn(case, v, steps, e))
