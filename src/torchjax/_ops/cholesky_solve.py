@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._registry import op
+from ._solve_checks import check_b_and_a
 from .torch_linalg import (
     LinAlgError,
     _batch_prefix,
@@ -77,17 +78,7 @@ def cholesky_solve(input, input2, upper=False):
         if x.ndim < 2:
             raise RuntimeError(f"{arg} should have at least 2 dimensions, but has {x.ndim} "
                                f"dimensions instead")
-    if input.dtype != input2.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_name(input)} and A of type {_name(input2)} instead.")
-    n, m = input2.shape[-2:]
-    if n != m:
-        raise RuntimeError(f"A must be batches of square matrices, but they are {n} by {m} "
-                           f"matrices")
-    if input.shape[-2] != n:
-        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} "
-                           f"by {n} but each b matrix is {input.shape[-2]} by "
-                           f"{input.shape[-1]}")
+    check_b_and_a("cholesky_solve", input, input2)
     _need_float(input, "cholesky_solve_cpu")
     L, B = _broadcast_batch(input2, input)
     return _cholesky_solve(B, L, bool(upper))

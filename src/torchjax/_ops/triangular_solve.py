@@ -9,6 +9,7 @@ import warnings
 import jax
 
 from ._registry import op
+from ._solve_checks import check_b_and_a
 from .torch_linalg import _broadcast_batch, _name
 
 _WARNED = [False]
@@ -34,17 +35,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
         if x.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {arg} to have at least 2 "
                                f"dimensions, but it has {x.ndim} dimensions instead")
-    if input.dtype != A.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_name(input)} and A of type {_name(A)} instead.")
-    n, m = A.shape[-2:]
-    if n != m:
-        raise RuntimeError(f"A must be batches of square matrices, but they are {n} by {m} "
-                           f"matrices")
-    if input.shape[-2] != n:
-        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
-                           f"{n} by {n} but each b matrix is {input.shape[-2]} by "
-                           f"{input.shape[-1]}")
+    check_b_and_a("triangular_solve", input, A)
     if not jax.numpy.issubdtype(A.dtype, jax.numpy.inexact) or A.dtype.itemsize < 4:
         raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for '{_name(A)}'")
     Ab, Bb = _broadcast_batch(A, input)
