@@ -236,6 +236,16 @@ def _signature(args):
     return tuple(out)
 
 
+def _call_key(args):
+    """A call's key in a program's in-memory table: its signature with the configuration,
+    keyed as jax.jit keys it (its C++ side does too, so a call under x64 never meets the
+    executable made without it); None outside what the key can name, or inside a trace."""
+    if not _core.trace_state_clean():
+        return None
+    sig = signature(args)
+    return None if sig is None else (sig, _config.trace_context(), _default_dtype())
+
+
 def _has_meta(args) -> bool:
     return any(x.__class__ is _meta.MetaArray for x in _tree_util.tree_leaves(args))
 
@@ -322,8 +332,8 @@ class _Program:
         sig = None
         if _forked_worker:  # jax.jit's path, where the forked worker's guard evaluates it
             return self.jit(*args, **kwargs), None, False
-        if not kwargs and _core.trace_state_clean():
-            sig = signature(args)
+        if not kwargs:
+            sig = _call_key(args)
         if sig is None:
             if _has_meta(args):
                 # jax.jit would trace, lower and compile a real program for a meta array's
@@ -331,9 +341,6 @@ class _Program:
                 # (eval_shape) wants only the refusal
                 raise TypeError("a meta tensor has no data for a program to run on")
             return self.jit(*args, **kwargs), None, False
-        # in memory, the configuration is keyed as jax.jit keys it (its C++ side does too,
-        # so a call under x64 never meets the executable made without it)
-        sig = (sig, _config.trace_context(), _default_dtype())
         compiled = self.compiled.get(sig)
         if compiled.__class__ is _Soon:  # being compiled on another thread (compile_soon)
             compiled = compiled.wait(self.compiled, sig)
@@ -388,14 +395,20 @@ class _Program:
         on the calling thread, where the JAX configuration is the caller's) and keeps it.
         With `enter` (a context manager factory), the returned function also traces and lowers,
         inside enter(), which must give the caller's JAX configuration (it is checked)."""
-        sig = signature(args) if _core.trace_state_clean() else None
+        sig = _call_key(args)
         if sig is None:
             lowered = self.jit.lower(*args)
             return lambda: lowered.compile(compiler_options)
-        sig = (sig, _config.trace_context(), _default_dtype())
+        work = self._work(args, sig, enter)
+        return work if work is not None else lambda: None  # (the next call loads it)
+
+    def _work(self, args, sig, enter):
+        """compile_ahead's function for a call of key `sig`; None when there is nothing to
+        make: the executable is held, or on disk (the next call loads it, and tries it: see
+        miss)."""
         key = self._key_of(sig)
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
-            return lambda: None  # the next call loads it (and tries it: see miss)
+            return None
         lowered = None if enter is not None else self.jit.lower(*args)
         options = compiler_options  # (the caller's: the key above was made with them)
 
@@ -417,7 +430,6 @@ class _Program:
                 self.compiled[sig] = compiled  # clear() runs at each switch of them)
             if key is not None and not _compile_stats.loaded_by_jax():
                 _program_entries.save(_get_store(), key, compiled, low)
-        work.sig = sig
         return work
 
     def compile_soon(self, args, label: str, enter) -> bool:
@@ -425,11 +437,9 @@ class _Program:
         executable for `args` on another thread; a call with their signature meanwhile waits
         for it rather than compiling it a second time. False when there is nothing to start
         (known, on disk, or not nameable)."""
-        if not _core.trace_state_clean() or signature(args) is None:
-            return False  # (compile_ahead would lower it here for nothing)
-        work = self.compile_ahead(args, enter)
-        sig = getattr(work, "sig", None)
-        if sig is None or sig in self.compiled:
+        sig = _call_key(args)
+        work = None if sig is None else self._work(args, sig, enter)
+        if work is None:
             return False
         self.compiled[sig] = _Soon(work, label)
         return True
@@ -511,11 +521,8 @@ def compile_ahead(f, args):
 def made(f, args) -> bool:
     """Whether this process holds `f`'s executable for `args` (a program-cache program)."""
     prog = getattr(f, "_program", None)
-    if prog is None or not _core.trace_state_clean():
-        return False
-    sig = signature(args)
-    return sig is not None and prog.compiled.get(
-        (sig, _config.trace_context(), _default_dtype())).__class__ is _stages.Compiled
+    sig = None if prog is None else _call_key(args)
+    return sig is not None and prog.compiled.get(sig).__class__ is _stages.Compiled
 
 
 def compile_soon(f, args, label: str, enter) -> bool:
