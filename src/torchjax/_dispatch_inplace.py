@@ -81,10 +81,12 @@ def dispatch_inplace(prep: _Prepared, dyn: tuple, stat: tuple):
             raise RuntimeError(
                 f"output with shape [{have}] doesn't match the broadcast shape [{want}]")
         record = rg and grad_on and prep.op.differentiable and self._data.dtype in _INEXACT
-        if (_CREATION and grad_on and self._base is not None and not self._detached
-                and self._base._requires_grad):
-            check_inplace_on_view(self)  # (a view made under no_grad records nothing itself)
-        if record and self._base is not None and not self._detached:
+        view = self._base is not None and not self._detached
+        # PyTorch's check of the view's creation: for every write autograd records, and for a
+        # view made under no_grad of a tensor requiring grad, which records nothing itself
+        if view and (record or (_CREATION and grad_on and self._base._requires_grad)):
+            check_inplace_on_view(self)
+        if record and view:
             return _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out)
         if record:
             node, versions = _record(prep, dyn, arrays, stat, cd, out, inplace_self=self,
@@ -113,7 +115,6 @@ def _inplace_on_view(prep, dyn, arrays, stat, cd, out_cast, out):
     """An in-place op through a view, recorded on the base as PyTorch's CopySlices."""
     self = dyn[0]
     base = self._base
-    check_inplace_on_view(self)
     if base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")

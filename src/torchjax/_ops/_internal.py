@@ -56,7 +56,7 @@ def _overflows(value, np_dtype) -> bool:
         parts = (value,)
     if jnp.issubdtype(np_dtype, jnp.integer):
         info = np.iinfo(np_dtype)
-        (v,) = parts[:1]
+        v = parts[0]  # (a complex value with no imaginary part: its real part)
         if isinstance(v, (float, np.floating)):
             return not math.isfinite(v) or v < info.min or v > info.max
         v = int(v)

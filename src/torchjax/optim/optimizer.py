@@ -520,7 +520,6 @@ class Optimizer:
                 else:
                     st[k] = Tensor._wrap(a)
 
-
     def _update_call(self, group, hypers, ps, grads, states, fresh):
         """The group's jitted update and its arguments (the step's, or compile_first_update's
         stand-ins, which must give the same program)."""
@@ -543,8 +542,9 @@ class Optimizer:
             if not ps or sum(p._data.nbytes for p in ps) > _first_step.MAX_BYTES:
                 continue
             if self._stateful(group):
-                states = [self.state.get(p) or self._init_state(p, group) for p in ps]
-                fresh = [not self.state.get(p) for p in ps]
+                made = [self.state.get(p) for p in ps]  # (.get: the guess adds no entry)
+                states = [st or self._init_state(p, group) for st, p in zip(made, ps)]
+                fresh = [not st for st in made]
             else:
                 states, fresh = [], [False] * len(ps)
             run, args = self._update_call(group, self._hypers(group), ps,
