@@ -37,8 +37,8 @@ _waiting: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -
 
 
 def register(optimizer) -> None:
-    """`optimizer` is new: its update program is started by the next top-level backward that
-    reaches one of its parameters."""
+    """`optimizer` is new: its update program is started by its first zero_grad(), or by the
+    first top-level backward that reaches one of its parameters."""
     if AHEAD[0]:
         _waiting[optimizer] = 0
 
