@@ -33,6 +33,7 @@ from . import (
     _linearize,
     _meta,
     _programs,
+    _residuals,
     _result_hooks,
     _saves,
 )
@@ -129,11 +130,12 @@ class _Prepared:
         # the fast path's table (dispatch): rows of tensors and numbers with no argument check,
         # no view, no layout and no named outputs
         self.fast = {} if (self.simple and isinstance(op.promote, str) and self.check is None
-                           and not op.view and op.layout is None and self.out_cls is None) \
+                           and not op.view and op.layout is None and self.out_cls is None
+                           and not op.residuals) \
             else None
         # rows whose one dynamic argument is a tensor list (cat, stack, einsum's operands):
         # their own fast path (_fast_list_call), same conditions otherwise
-        self.list_fast = (self.kinds == (_L,) and isinstance(op.promote, str)
+        self.list_fast = (self.kinds == (_L,) and isinstance(op.promote, str) and not op.residuals
                           and self.check is None and not op.view and op.layout is None
                           and self.out_cls is None)
         if self.list_fast:
@@ -422,11 +424,15 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             cd = _autocast.compute_dtype(prep.op, dyn, stat, cd)
             if prep.check is not None:  # PyTorch checks the inputs autocast has cast
                 prep.check(_autocast.as_cast(cd, dyn), stat)
-        lin = None
+        lin = kept = None
         try:
-            if _LINEARIZE[0] and rg and _STATE.grad_enabled and prep.op.differentiable:
-                lin = _linearized(prep, dyn, stat, cd, arrays)
-            out = _fwd_for(prep, stat, cd)(*arrays) if lin is None else lin[0]
+            if rg and _STATE.grad_enabled and prep.op.differentiable:
+                if _LINEARIZE[0]:
+                    lin = _linearized(prep, dyn, stat, cd, arrays)
+                elif prep.op.residuals:
+                    kept = _residual_forward(prep, dyn, stat, cd, arrays)
+            out = _fwd_for(prep, stat, cd)(*arrays) if lin is None and kept is None else \
+                lin[0] if kept is None else kept[0]
         except (TypeError, ValueError, IndexError) as e:
             if not _meta.any_meta(arrays):
                 if LAYOUTS:
@@ -438,7 +444,8 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             # backward through it has no values to run on
             out = _meta.evaluate(_fwd_for(prep, stat, cd), arrays)
         if rg and _STATE.grad_enabled and prep.op.differentiable:
-            res = _record(prep, dyn, arrays, stat, cd, out)
+            res = _record(prep, dyn, arrays, stat, cd, out,
+                          residuals=None if kept is None else kept[1:])
             if lin is not None:
                 _keep_linearized(res, lin[1])
         else:
@@ -462,6 +469,21 @@ def _linearized(prep, dyn, stat, cd, arrays):
     if not diff:
         return None
     return _linearize.run(_make_pure(prep, stat, cd, None), arrays, diff)
+
+
+def _residual_forward(prep, dyn, stat, cd, arrays):
+    """(out, residuals, avals) of a `residuals=True` row's call run as its vjp's forward
+    (_residuals.py), or None where the call keeps the usual path: saved-tensor hooks (they
+    pack the inputs the backward re-runs on), a result-based backward, a JAX trace around
+    the call (torchjax.func, checkpoint: JAX differentiates there), no input to
+    differentiate."""
+    if _SAVED_HOOKS.stack or _from_result(prep, cd) or any(
+            isinstance(a, jax.core.Tracer) for a in jax.tree_util.tree_leaves(arrays)):
+        return None
+    diff = _edges_and_diff(prep, dyn)[1]
+    if not diff:
+        return None
+    return _residuals.forward(prep, _hashable(stat), cd, arrays, diff)
 
 
 def _keep_linearized(res, backward):

@@ -197,6 +197,10 @@ def apply_graph(node, cts):
     node.check_saved()
     spec = node._spec
     saved = node.saved_values()
+    eager = getattr(spec, "eager", None)
+    if eager is not None:  # a node that kept its forward's residuals (_residuals.py): a
+        # second derivative must see the forward again, so differentiate it from the inputs
+        spec, saved = eager, saved[:-1]
     layout = _layout(saved)
     leaves, where = [], {}
     for i, a in enumerate(saved):

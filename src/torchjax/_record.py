@@ -11,10 +11,11 @@ and the version stamps.
 
 from __future__ import annotations
 
+from . import _residuals
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, list_edges
 from ._dispatch import _CONCRETE, _INEXACT, _key_stat, _make_view, _node_cls, _wrap_outputs
-from ._pure import _L, _S, _SCALARS, _T, _from_result, _spec_for
+from ._pure import _L, _S, _SCALARS, _T, _from_result, _hashable, _spec_for
 from ._tensor import Tensor
 
 _SAVED_HOOKS = _saved_hooks.STATE
@@ -199,7 +200,11 @@ def _pattern_data(plan, dyn):
     return diff, positions, bool(plan.result and plan.saves_result(dyn))
 
 
-def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
+def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None,
+            residuals=None):
+    """Record the node of a call of any row. residuals: (residual arrays, argument avals)
+    when the forward ran as its vjp's forward (_residuals.py): the node keeps them after
+    its saved values and its backward applies the vjp to them."""
     if prep.simple and inplace_self is None and not isinstance(out, (tuple, list)):
         return _record_simple(prep, dyn, arrays, stat, cd, out)
     edges, diff = _edges_and_diff(prep, dyn)
@@ -241,9 +246,12 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None):
     if _from_result(prep, cd):
         saved, unsaved = (out,), ()
     spec = _spec_for(prep, stat, cd, out_cast, diff, unsaved, len(edges))
+    if residuals is not None:
+        spec = _residuals.spec_for(spec, prep, _hashable(stat), cd, diff, residuals[1])
+        saved = tuple(saved) + (residuals[0],)
     n_out = len(out) if isinstance(out, (tuple, list)) else 1
-    node = _node_cls(prep, dyn, stat, inplace_self is not None)(spec, saved, edges, (), n_out,
-                                                                has_saved=prep.has_saved)
+    node = _node_cls(prep, dyn, stat, inplace_self is not None)(
+        spec, saved, edges, (), n_out, has_saved=prep.has_saved or residuals is not None)
     if inplace_self is not None:
         return node, versions
     result = _wrap_outputs(prep, dyn, stat, out, node)

@@ -70,6 +70,10 @@ class OpDef:
     # backward reads the kept result instead of re-running the op on the input, which on large
     # tensors is the difference between one memory pass and a transcendental recompute.
     result_grad: Callable | None = None
+    # The backward applies JAX's vjp to the intermediate values the recorded forward kept,
+    # instead of re-running the forward (for rows whose forward is costly: an RNN's scan);
+    # see _residuals.py. Costs memory (the residuals) and a second forward program.
+    residuals: bool = False
     view: bool = False             # the output is a view of the first tensor argument
     # The strides PyTorch gives the result when they may not be contiguous (clone keeps a
     # transposed input's): layout(first tensor argument, *statics) -> a _strides record.

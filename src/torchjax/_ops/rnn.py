@@ -206,7 +206,7 @@ def _check_dtypes(input, hx, cx, params):
 
 
 @op(tensors=("input", "hx", "cx", "dropout_mask", "pack_index"), tensor_list="params",
-    promote="none", function=False, method=False, grad="StackBackward0")
+    promote="none", function=False, method=False, grad="StackBackward0", residuals=True)
 def _rnn(input, hx, cx, params, dropout_mask, pack_index, mode, has_biases, num_layers,
          bidirectional, batch_first):
     """A stacked (bi)directional RNN/LSTM/GRU over a whole sequence.
