@@ -15,6 +15,7 @@ from . import (
     _device,
     _device_dtypes,
     _dtypes,
+    _host_put,
     _layout,
     _memory_format,
     _meta,
@@ -193,7 +194,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if _one_off.top_level():
             # device_put, not jnp.asarray (a `stage` program compiled per shape in jax 0.10):
             # the same strongly typed array of dtype d
-            return _finish(jax.device_put(arr), device, requires_grad)
+            return _finish(_host_put.put(arr), device, requires_grad)
     return _finish(jnp.asarray(arr, dtype=d.np), device, requires_grad)
 
 

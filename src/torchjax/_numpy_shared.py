@@ -39,7 +39,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _device, _device_dtypes, _dtypes, _meta, _strides
+from . import _device, _device_dtypes, _dtypes, _host_put, _meta, _strides
 from ._tensor import Size, Tensor
 from ._views import read_through
 from ._x64 import scope
@@ -525,7 +525,7 @@ def _copied(ndarray: np.ndarray) -> Tensor:
             "after this call are not seen by the tensor. This warning is shown once.",
             UserWarning, stacklevel=3)
     with scope():  # an int64 array stays int64
-        return Tensor._wrap(jax.device_put(np.array(ndarray, copy=True)))
+        return Tensor._wrap(_host_put.put(np.array(ndarray, copy=True)))
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:

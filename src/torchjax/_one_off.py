@@ -17,6 +17,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from ._host_put import put
+
 try:
     from jax._src.core import trace_ctx as _trace_ctx
 
@@ -70,7 +72,7 @@ def to_device(host: np.ndarray, like=None):
     if like is not None and getattr(like, "committed", False):
         return place(host, like.sharding)
     # (jnp.asarray would compile a `stage` program per shape in jax 0.10; device_put does not)
-    return jax.device_put(host)
+    return put(host)
 
 
 def size_class(n: int) -> int:

@@ -14,11 +14,11 @@ import copy
 import functools
 import re
 
-import jax
 import numpy as np
 
 from ... import _creation, _dtypes
 from ..._dispatch import call_op
+from ..._host_put import put
 from ..._tensor import Tensor
 from ..._x64 import scoped
 
@@ -41,7 +41,7 @@ def _wrap(arr: np.ndarray) -> Tensor:
     # device_put, not jnp.asarray: jax 0.10's asarray of an ndarray runs a `stage` program,
     # compiled once per batch shape; device_put compiles nothing. `arr` is always a fresh
     # array no one else holds (device_put may use its buffer as it is).
-    return Tensor._wrap(jax.device_put(arr))
+    return Tensor._wrap(put(arr))
 
 
 class _Shipped:
