@@ -30,6 +30,7 @@ except (ImportError, AttributeError):  # pragma: no cover - JAX's internals move
     _transfer = None
 
 _SHARDINGS: dict = {}  # device -> its SingleDeviceSharding
+_AVALS: dict = {}      # (shape, dtype) -> the aval JAX makes for such an array
 _ONE_PROCESS = [None]  # whether this is a single-process run (asked once)
 
 
@@ -42,7 +43,13 @@ def put(arr):
             sharding = _SHARDINGS.get(dev)
             if sharding is None:
                 sharding = _SHARDINGS[dev] = _Single(dev)
-            return _transfer(_abstract(arr), sharding, [arr], [dev], False)
+            key = (arr.shape, arr.dtype)
+            aval = _AVALS.get(key)
+            if aval is None:
+                if len(_AVALS) >= 4096:
+                    _AVALS.clear()
+                aval = _AVALS[key] = _abstract(arr)
+            return _transfer(aval, sharding, [arr], [dev], False)
         except Exception:  # noqa: BLE001  (whatever JAX's internals say: its public path)
             pass
     return jax.device_put(arr)

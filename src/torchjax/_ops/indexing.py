@@ -23,7 +23,9 @@ from .. import _dtypes, _programs
 from .._autograd import grad_mode
 from .._tensor import _TENSOR_TYPE_NAMES, Tensor
 from .._untraceable import Untraceable
+from . import _host_setitem
 from ._index_keys import _ARR, _BOOL, _check_in_bounds, _is_tracer, _parse, _sizes
+from ._internal import _check_fill_value
 from ._registry import OPS, function, numbered, op
 
 # -- the rows --------------------------------------------------------------------------------
@@ -363,6 +365,10 @@ def check_expand(shape, reported, target, type_name):
                 f"{_sizes(target)}.  Tensor sizes: {_sizes(reported)}")
 
 
+_CHECKED_FILLS = frozenset((_dtypes.float32, _dtypes.float64, _dtypes.uint8, _dtypes.int8,
+                            _dtypes.int16, _dtypes.int32, _dtypes.int64))
+
+
 @function(name="__setitem__", function=False)
 def _setitem(self, key, value):
     """x[key] = value: an in-place write (through views into their base), recorded for grad."""
@@ -372,6 +378,10 @@ def _setitem(self, key, value):
             raise RuntimeError(f"value cannot be converted to type "
                                f"{_dtypes.SCALAR_NAMES[self.dtype.name].lower()} without "
                                f"overflow")
+        if self.dtype in _CHECKED_FILLS:
+            # PyTorch's conversion of the number refuses what these dtypes cannot hold
+            # (half, bfloat16 and bool take any number: inf, True)
+            _check_fill_value(self, value)
     elif not isinstance(value, Tensor):
         cls = type(value)
         name = cls.__name__ if cls.__module__ == "builtins" else \
@@ -385,6 +395,8 @@ def _setitem(self, key, value):
         if k.advanced and value.dtype is not self.dtype and key is not True and not (
                 k.single_mask and value.ndim == 0):
             _dtype_mismatch(self, value)
+    if not k.advanced and _host_setitem.write(self, value, k):
+        return  # a small write autograd does not record, made on the host
     name = "_index_put" if k.advanced and k.last is None else "_copy_slices"
     if name == "_copy_slices" and self._requires_grad and self._grad_fn is None \
             and grad_mode.STATE.grad_enabled:

@@ -1,0 +1,104 @@
+"""x[key] = value on the host, for small tensors no autograd records: a Dataset's
+__getitem__ building a sample (`x[1:1 + n] = ix; y[n + 1:] = -1`).
+
+As an XLA program, every new slice or value length is a new program (20-80 ms of compile:
+makemore's names compiled three per name length in its first steps) and every write ~25 us
+of dispatch. For an array on a CPU device the same write is a copy, a NumPy assignment and a
+transfer, a few microseconds and no compile. On other devices the host round trip costs a
+transfer each way, so there only a kind of write met for the first times (_one_off.few)
+goes through the host; the rest compile as before.
+
+Exactly the program's result: only basic keys (ints, slices, None), and values that NumPy
+writes as XLA's convert would (the same dtype, or a Python number the target dtype holds
+exactly).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from jax.sharding import SingleDeviceSharding as _Single
+
+from .. import _dispatch, _one_off
+from .._autograd import grad_mode
+from .._device_dtypes import STATE as _DEVICE_DTYPES
+from .._host_put import put
+from .._tensor import Tensor
+from ._index_keys import _ARR, _BOOL
+
+_MAX = 1 << 16  # elements: beyond this a copy of the whole tensor costs more than the write
+try:  # jax's concrete array class, named without making one (import must not start XLA)
+    from jax._src.array import ArrayImpl as _ARRAY
+except ImportError:  # pragma: no cover - moved in a newer jax: nothing goes this way
+    _ARRAY = None
+_NUMBERS = (bool, int, float, np.integer)
+# targets a Python float converts to in one rounding both in NumPy and in XLA (half and
+# bfloat16 may go through float32 in XLA: they take only floats they hold exactly)
+_ONE_ROUNDING = frozenset(map(np.dtype, (np.float32, np.float64, np.complex64, np.complex128)))
+
+
+def write(self: Tensor, value, k) -> bool:
+    """Write `value` at the parsed basic key `k` on the host; False where the program path
+    must (recorded writes, views, large or sharded tensors, inexact conversions)."""
+    arr = self._data
+    if (_ARRAY is None or arr.__class__ is not _ARRAY or self._base is not None or self._views
+            or arr.size > _MAX or _dispatch.CAPTURE is not None or _DEVICE_DTYPES.on
+            or arr.sharding.__class__ is not _Single or not _one_off.top_level()):
+        return False
+    grad_on = grad_mode.STATE.grad_enabled
+    if grad_on and self._requires_grad:
+        return False
+    if isinstance(value, Tensor):
+        v = value._data
+        if (v.__class__ is not _ARRAY or v.dtype != arr.dtype or v.size > _MAX
+                or (grad_on and value._requires_grad) or v.sharding != arr.sharding):
+            return False
+        src = np.asarray(v)
+    elif value.__class__ in _NUMBERS or isinstance(value, np.integer):
+        src = _exact(value, arr.dtype)
+        if src is None:
+            return False
+    else:
+        return False
+    key = _numpy_key(k.spec)
+    if key is None:
+        return False
+    if arr.sharding._device.platform != "cpu" and not _one_off.few(
+            ("setitem", arr.shape, arr.dtype, k.spec, np.shape(src)), arr.size):
+        return False
+    host = np.array(arr)  # (a copy: the array's own buffer is XLA's, immutable)
+    host[key] = src
+    self._write(put(host) if not arr.committed else _one_off.to_device(host, arr))
+    return True
+
+
+def _exact(value, dtype):
+    """value as a NumPy scalar of `dtype` when the conversion keeps it exactly, else None."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    try:
+        with np.errstate(all="ignore"):  # (an overflowing cast: refused below, silently)
+            got = np.asarray(value).astype(dtype)
+            if isinstance(value, float) and dtype in _ONE_ROUNDING:
+                # rounded once to the nearest, as XLA's convert from float64 does
+                return got if np.isfinite(got) else None
+            return got if got == value else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _numpy_key(spec):
+    """The NumPy key of a basic spec (ints, (start, stop, step) slices, None), or None."""
+    key = []
+    for e in spec:
+        if e is None:
+            key.append(None)
+        elif type(e) is int:
+            key.append(e)
+        elif type(e) is tuple and len(e) == 3:
+            key.append(slice(*e))
+        else:  # _ARR, _BOOL or anything else: the program path
+            return None
+    return tuple(key)
+
+
+assert _ARR != _BOOL  # (the placeholders _numpy_key leaves to the program path)
