@@ -205,7 +205,8 @@ def _record(prep, dyn, arrays, stat, cd, out, inplace_self=None, out_cast=None,
     """Record the node of a call of any row. residuals: (residual arrays, argument avals)
     when the forward ran as its vjp's forward (_residuals.py): the node keeps them after
     its saved values and its backward applies the vjp to them."""
-    if prep.simple and inplace_self is None and not isinstance(out, (tuple, list)):
+    if (prep.simple and inplace_self is None and residuals is None
+            and not isinstance(out, (tuple, list))):
         return _record_simple(prep, dyn, arrays, stat, cd, out)
     edges, diff = _edges_and_diff(prep, dyn)
     needs = prep.needs_pos

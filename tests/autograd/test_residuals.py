@@ -163,3 +163,47 @@ def test_warm_process_traces_nothing(tmp_path):
     assert cold["traced"] > 0
     assert warm["grads"] == cold["grads"]
     assert warm["traced"] == 0 and warm["compiled"] == 0, warm
+
+
+def _spd(n, seed):
+    a = np.random.default_rng(seed).standard_normal((n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+LINALG = [  # (name, function of (lib, x), input)
+    ("svd", lambda lib, x: lib.linalg.svd(x, full_matrices=False)[1].sum()
+     + lib.linalg.svd(x, full_matrices=False)[0].abs().sum(),
+     np.random.default_rng(1).standard_normal((5, 4))),
+    ("eigh", lambda lib, x: lib.linalg.eigh(x)[0].square().sum(), _spd(4, 2)),
+    ("cholesky", lambda lib, x: lib.linalg.cholesky(x).sum(), _spd(4, 3)),
+    ("inv", lambda lib, x: lib.linalg.inv(x).square().sum(), _spd(4, 4)),
+    ("slogdet", lambda lib, x: lib.linalg.slogdet(x)[1], _spd(4, 5)),
+    ("qr", lambda lib, x: lib.linalg.qr(x)[1].abs().sum(),
+     np.random.default_rng(6).standard_normal((5, 3))),
+    ("solve", lambda lib, x: lib.linalg.solve(x, x[:, :2] + 1).sum(), _spd(4, 7)),
+    ("det", lambda lib, x: lib.det(x), _spd(3, 8)),
+]
+
+
+@pytest.mark.parametrize("name,f,x", LINALG, ids=[c[0] for c in LINALG])
+def test_linalg_backward_from_residuals(name, f, x):
+    """A decomposition's backward reads its residuals (no second decomposition): gradients
+    and second derivatives (create_graph) as PyTorch's, float64."""
+    res = []
+    for lib in (torch, torchjax):
+        xi = lib.tensor(x, requires_grad=True)
+        y = f(lib, xi)
+        if lib is torchjax:
+            kinds = set()
+            stack = [y.grad_fn]
+            while stack:
+                n = stack.pop()
+                if n is not None:
+                    kinds.add(type(getattr(n, "_spec", None)).__name__)
+                    stack.extend(e[0] for e in n.next_functions if e[0] is not None)
+            assert "ResidualSpec" in kinds, kinds
+        (g,) = lib.autograd.grad(y, xi, create_graph=True)
+        g.square().sum().backward()
+        res.append((g.detach().numpy(), xi.grad.numpy()))
+    for a, b in zip(res[1], res[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)

@@ -94,7 +94,7 @@ def _hermitian_from(A, upper):
 # -- inverse, determinant -------------------------------------------------------------------
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("inverse", "info"), grad="LinalgInvExBackward0", saves=("result",))
+    out_names=("inverse", "info"), grad="LinalgInvExBackward0", saves=("result",), residuals=True)
 def linalg_inv_ex(A, *, check_errors=False):
     """Inverse of square matrices, with LAPACK's info (nonzero for a singular matrix)."""
     _square_float(A, "linalg.inv")
@@ -185,13 +185,13 @@ def _det(A, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgDetBackward0", saves=("A", "result"))
+    grad="LinalgDetBackward0", saves=("A", "result"), residuals=True)
 def linalg_det(A):
     """Determinant of square matrices."""
     return _det(A, "linalg.det")
 
 
-@op(promote="none", grad="LinalgDetBackward0", saves=("input", "result"))
+@op(promote="none", grad="LinalgDetBackward0", saves=("input", "result"), residuals=True)
 def det(input):
     """Determinant of square matrices (torch.linalg.det)."""
     return _det(input, "linalg.det")
@@ -205,20 +205,20 @@ def _slogdet(A, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("sign", "logabsdet"), grad="LinalgSlogdetBackward0", saves=("A", "result"))
+    out_names=("sign", "logabsdet"), grad="LinalgSlogdetBackward0", saves=("A", "result"), residuals=True)
 def linalg_slogdet(A):
     """Sign and log of the absolute value of the determinant."""
     return _slogdet(A, "linalg.slogdet")
 
 
 @op(promote="none", out_names=("sign", "logabsdet"), grad="LinalgSlogdetBackward0",
-    saves=("input", "result"))
+    saves=("input", "result"), residuals=True)
 def slogdet(input):
     """Sign and log of the absolute value of the determinant (torch.linalg.slogdet)."""
     return _slogdet(input, "linalg.slogdet")
 
 
-@op(promote="none", grad="WhereBackward0")
+@op(promote="none", grad="WhereBackward0", residuals=True)
 def logdet(input):
     """Log of the determinant: nan for a negative determinant, -inf for zero."""
     sign, logabs = _slogdet(input, "logdet")
@@ -237,7 +237,7 @@ def _broadcast_batch(A, B):
 
 
 @op(tensors=("A", "B"), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("result", "info"), grad="LinalgSolveExBackward0", saves=("A", "result"))
+    out_names=("result", "info"), grad="LinalgSolveExBackward0", saves=("A", "result"), residuals=True)
 def linalg_solve_ex(A, B, *, left=True, check_errors=False):
     """Solution X of A X = B (left) or X A = B, with LAPACK's info."""
     _square_float(A, "linalg.solve")
@@ -327,7 +327,7 @@ def _cholesky(A, upper, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("L", "info"), grad="LinalgCholeskyExBackward0", saves=("result",))
+    out_names=("L", "info"), grad="LinalgCholeskyExBackward0", saves=("result",), residuals=True)
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
     """Cholesky factor of Hermitian positive-definite matrices, with LAPACK's info."""
     return _cholesky(A, upper, "linalg.cholesky")
@@ -356,7 +356,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 
 
 @op(promote="none", function=False, method=False, out_names=("L", "info"),
-    grad="CholeskyBackward0", saves=("result",))
+    grad="CholeskyBackward0", saves=("result",), residuals=True)
 def _cholesky_torch(input, upper=False):
     """torch.cholesky's factor and info."""
     return _cholesky(input, upper, "cholesky")
@@ -392,13 +392,13 @@ def _qr(A, mode, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("Q", "R"), grad="LinalgQrBackward0", saves=("result",))
+    out_names=("Q", "R"), grad="LinalgQrBackward0", saves=("result",), residuals=True)
 def linalg_qr(A, mode="reduced"):
     """QR decomposition: A = Q R with Q orthonormal columns and R upper triangular."""
     return _qr(A, mode, "linalg.qr")
 
 
-@op(promote="none", out_names=("Q", "R"), grad="LinalgQrBackward0", saves=("result",))
+@op(promote="none", out_names=("Q", "R"), grad="LinalgQrBackward0", saves=("result",), residuals=True)
 def qr(input, some=True):
     """QR decomposition (deprecated torch.qr; prefer torch.linalg.qr)."""
     return _qr(input, "reduced" if some else "complete", "linalg.qr")
@@ -426,7 +426,7 @@ def _no_driver(driver, fname):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    out_names=("U", "S", "Vh"), grad="LinalgSvdBackward0", saves=("result",))
+    out_names=("U", "S", "Vh"), grad="LinalgSvdBackward0", saves=("result",), residuals=True)
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """Singular value decomposition A = U diag(S) Vh."""
     _no_driver(driver, "torch.linalg.svd")
@@ -434,7 +434,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgSvdBackward0", saves=("result",))
+    grad="LinalgSvdBackward0", saves=("result",), residuals=True)
 def linalg_svdvals(A, *, driver=None):
     """Singular values, in descending order."""
     _no_driver(driver, "torch.linalg.svdvals")
@@ -444,7 +444,7 @@ def linalg_svdvals(A, *, driver=None):
 
 
 @op(promote="none", function=False, method=False, out_names=("U", "S", "V"),
-    grad="LinalgSvdBackward0", saves=("result",))
+    grad="LinalgSvdBackward0", saves=("result",), residuals=True)
 def _svd_torch(input, some=True):
     """torch.svd with compute_uv: U, S and V (not Vh)."""
     U, S, Vh = _svd(input, not some, "linalg.svd")
@@ -476,14 +476,14 @@ def _eigh(A, UPLO, fname):
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
     out_names=("eigenvalues", "eigenvectors"), grad="LinalgEighBackward0",
-    saves=("A", "result"))
+    saves=("A", "result"), residuals=True)
 def linalg_eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices."""
     return _eigh(A, UPLO, "linalg.eigh")
 
 
 @op(tensors=("A",), promote="none", function=False, method=False, namespace="torch.linalg",
-    grad="LinalgEighBackward0", saves=("A", "result"))
+    grad="LinalgEighBackward0", saves=("A", "result"), residuals=True)
 def linalg_eigvalsh(A, UPLO="L"):
     """Eigenvalues (ascending) of Hermitian matrices."""
     if UPLO not in ("L", "U"):
@@ -649,13 +649,13 @@ def _pinv(A, atol, rtol, hermitian, fname):
 
 
 @op(tensors=("A", "atol", "rtol"), promote="none", function=False, method=False,
-    namespace="torch.linalg", grad="LinalgPinvBackward0", needs=("A",), saves=("A", "result"))
+    namespace="torch.linalg", grad="LinalgPinvBackward0", needs=("A",), saves=("A", "result"), residuals=True)
 def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse, dropping singular values below max(atol, rtol * s_max)."""
     return _pinv(A, atol, rtol, hermitian, "linalg.pinv")
 
 
-@op(promote="none", grad="LinalgPinvBackward0", saves=("input", "result"))
+@op(promote="none", grad="LinalgPinvBackward0", saves=("input", "result"), residuals=True)
 def pinverse(input, rcond=1e-15):
     """Moore-Penrose pseudo-inverse (torch.linalg.pinv with rtol=rcond)."""
     return _pinv(input, None, rcond, False, "linalg.pinv")
@@ -666,7 +666,7 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 @op(tensors=("A", "B"), promote="none", function=False, method=False, namespace="torch.linalg",
     out_names=("solution", "residuals", "rank", "singular_values"), grad="LinalgLstsqBackward0",
-    saves=("A", "B", "result"))
+    saves=("A", "B", "result"), residuals=True)
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solution of A X = B (the default CPU driver 'gelsy' and 'gels')."""
     if driver is not None and driver not in _DRIVERS:
