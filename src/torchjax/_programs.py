@@ -348,7 +348,8 @@ class _Program:
             compiled, key = self._make(args, sig)
             if key is not None:  # loaded from disk: its first run is its test
                 try:
-                    outs, out_flat, args_flat = _stages.Compiled.call(compiled._params, *args)
+                    outs, out_flat, args_flat = _stages.Compiled.call(
+                        compiled._params, *_placed(compiled, args))
                 except _jax.JaxRuntimeError as e:
                     _program_entries.drop(_get_store(), key, e)
                     compiled = self._compile(args, key)
@@ -356,7 +357,8 @@ class _Program:
                     self.compiled[sig] = compiled
                     return outs, _fastpath(compiled, out_flat, args_flat), False
             self.compiled[sig] = compiled
-        outs, out_flat, args_flat = _stages.Compiled.call(compiled._params, *args)
+        outs, out_flat, args_flat = _stages.Compiled.call(compiled._params,
+                                                          *_placed(compiled, args))
         return outs, _fastpath(compiled, out_flat, args_flat), False
 
     def _key_of(self, sig):
@@ -454,6 +456,45 @@ def _device_of(args):
     return _pxla.get_default_device()
 
 
+# How an uncommitted array on one device is laid out over a mesh to be an argument of a
+# sharded program: set by torchjax.distributed (its `spread`: the pieces cut by a named
+# program); None, or its None for an argument, leaves it to JAX, whose own placing
+# (`_multi_slice`, a jax.jit of JAX's) is traced in every process, a loaded program's too
+spread = None
+
+
+def _placed(compiled, args):
+    """args with each uncommitted one-device array that the executable takes laid out over a
+    mesh already laid out so (by `spread`), for a call through JAX's Python path."""
+    if spread is None:
+        return args
+    leaves, tree = _tree_util.tree_flatten(args)
+    if not any(type(x) is _ARRAY and not x._committed for x in leaves):
+        return args
+    try:  # the executable's shardings are of the arguments it keeps (jax.jit drops unused
+        ex = compiled._executable  # ones), counted after its constants
+        n = len(compiled._params.const_args)
+        targets = dict(zip((i - n for i in sorted(ex._kept_var_idx)), ex._in_shardings))
+    except (AttributeError, TypeError):  # pragma: no cover - another jax
+        return args
+    placed = list(leaves)
+    for i, x in enumerate(leaves):
+        s = targets.get(i)
+        if type(x) is _ARRAY and not x._committed and isinstance(s, _NAMED):
+            placed[i] = _shard_arg(x, s, None)
+    return _tree_util.tree_unflatten(tree, placed)
+
+
+def _shard_arg(x, sharding, layout):
+    """The C++ dispatcher's placing of an argument whose layout is not the executable's (an
+    uncommitted array, a NumPy array): `spread` where it applies, else JAX's."""
+    if spread is not None and layout is None and type(x) is _ARRAY and not x._committed:
+        out = spread(x, sharding)
+        if out is not None:
+            return out
+    return _pxla.cc_shard_arg(x, sharding, layout)
+
+
 def _fastpath(compiled, out_flat, args_flat):
     """The fast-path data jax.jit's own miss handler returns for this executable (None: the
     C++ side then calls the miss handler every time, which stays correct)."""
@@ -465,19 +506,22 @@ def _fastpath(compiled, out_flat, args_flat):
         return None
 
 
-def program(fn, ident: str | None, **jit_kwargs):
-    """jax.jit(fn), with its executables kept in torchjax's program cache under `ident`
-    (None: a plain jax.jit). The result has jax.jit's `lower` and is called the same way."""
-    jitted = jax.jit(fn, **jit_kwargs)
-    if ident is None or jit_kwargs or not enabled():
+def program(fn, ident: str | None, donate_argnums=()):
+    """jax.jit(fn, donate_argnums=...), with its executables kept in torchjax's program cache
+    under `ident` (None: a plain jax.jit). The result has jax.jit's `lower` and is called
+    the same way. (Donation is compiled into the executable, so the key names it.)"""
+    jitted = jax.jit(fn, donate_argnums=donate_argnums)
+    if ident is None or not enabled():
         return jitted
+    if donate_argnums:
+        ident = f"{ident};donate={tuple(donate_argnums)!r}"
     global _cpp_cache
     if _cpp_cache is None:
         _cpp_cache = _pjit.make_jit_cpp_cache(8192)
     prog = _Program(jitted, ident)
     f = _jax.pjit(getattr(fn, "__name__", "program"), fn, prog.miss, (), (),
                   _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
-                  _pxla.cc_shard_arg, _cpp_cache)
+                  _shard_arg, _cpp_cache)
     # jax.jit's methods (lower, trace, eval_shape) read these two attributes
     f._fun = jitted._fun
     f._jit_info = jitted._jit_info
@@ -523,6 +567,13 @@ def made(f, args) -> bool:
     prog = getattr(f, "_program", None)
     sig = None if prog is None else _call_key(args)
     return sig is not None and prog.compiled.get(sig).__class__ is _stages.Compiled
+
+
+def holds_any(f) -> bool:
+    """Whether this process holds an executable of `f` (a program-cache program), for any
+    signature."""
+    prog = getattr(f, "_program", None)
+    return prog is not None and bool(prog.compiled)
 
 
 def compile_soon(f, args, label: str, enter) -> bool:

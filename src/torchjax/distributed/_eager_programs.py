@@ -184,3 +184,9 @@ def spread(x, target):
     pieces = _cutter(tuple(bounds))(x)
     shards = [jax.device_put(pieces[k], d) for k, d in zip(which, where)]
     return jax.make_array_from_single_device_arrays(x.shape, target, shards)
+
+
+# an uncommitted one-device argument of a sharded program (a batch's labels, which DDP does
+# not lay out) is cut the same way, rather than by JAX's `_multi_slice` (traced in every
+# process, a loaded program's call too): see _programs.spread
+_programs.spread = spread
