@@ -110,6 +110,7 @@ class Program:
         fun = jaxpr_as_fun(ClosedJaxpr(jaxpr, ()))
         fun.__name__ = name
         self.fun = fun
+        self._jaxpr = jaxpr  # (names the recorded forward's program, _run_recorded)
         self.shapes = tuple((v.aval.shape, v.aval.dtype) for v in tr.jaxpr.jaxpr.invars)
         self._call(jaxpr, fun, holders, name)
         self.differentiable = tr.differentiable_outputs
@@ -308,6 +309,8 @@ class Program:
         if self._flat is None:
             fun = self.fun
             self._flat = lambda *a: tuple(fun(*a))
+            # its program and backward named by the jaxpr, as the step's own program is
+            self._flat_ident = _program_name.ident("compiled forward", self._jaxpr)
         edges = []
         for s in self.slots:
             edges.append(edge_of(s.t) if s.__class__ is Extra else None)
@@ -317,7 +320,7 @@ class Program:
                 by_array[j] = t
         edges.extend(edge_of(t) for t in by_array)
         return list(record(self._flat, (*consts, *arrays), tuple(edges),
-                           "CompiledFunctionBackward", self._reach_rows))
+                           "CompiledFunctionBackward", self._reach_rows, self._flat_ident))
 
     def _reach(self):
         """reach[k][i]: output k reaches leaf i of the program on the traced tape (see
