@@ -480,7 +480,8 @@ def _placed(compiled, args):
     placed = list(leaves)
     for i, x in enumerate(leaves):
         s = targets.get(i)
-        if type(x) is _ARRAY and not x._committed and isinstance(s, _NAMED):
+        # (a loaded executable says a mesh's layout as a GSPMDSharding: any over devices)
+        if type(x) is _ARRAY and not x._committed and s is not None and len(s.device_set) > 1:
             placed[i] = _shard_arg(x, s, None)
     return _tree_util.tree_unflatten(tree, placed)
 

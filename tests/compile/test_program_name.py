@@ -4,15 +4,13 @@ is the same for the same jaxpr traced again, and is None where it cannot be exac
 process on the same cache directory loads the step's program untraced, gets the first one's
 results, and still retraces a step whose state changed shape."""
 
-import json
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from tests.distributed._common import run_on_cache
 from tests.test_compile_cache import _env
 from torchjax import _programs
 from torchjax.compiler import _program_name
@@ -149,14 +147,7 @@ print("RESULT " + json.dumps(out))
 
 
 def _run(cache_dir):
-    env = _env(TORCHJAX_CACHE_DIR=str(cache_dir))
-    env.pop("TORCHJAX_CACHE_PROGRAMS", None)
-    p = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
-                       text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert "torchjax:" not in p.stderr  # no unusable entry
-    [line] = [v for v in p.stdout.splitlines() if v.startswith("RESULT ")]
-    return json.loads(line[7:])
+    return run_on_cache(_SCRIPT, _env(), cache_dir)
 
 
 def test_a_second_process_loads_the_compiled_steps(tmp_path):

@@ -67,3 +67,21 @@ def device0_bytes(arrays):
     """Bytes that device 0 holds of these (jax) arrays, and their total size."""
     mine = sum(s.data.nbytes for a in arrays for s in a.addressable_shards if s.device.id == 0)
     return mine, sum(a.nbytes for a in arrays)
+
+
+def run_on_cache(script: str, env: dict, cache_dir) -> dict:
+    """`python -c script` (from the tree's root) with TORCHJAX_CACHE_DIR=cache_dir and the
+    caches on: its `RESULT <json>` line. It must succeed and warn of no unusable cache entry
+    (the warm run of a test that runs it twice on one directory)."""
+    import json
+    import subprocess
+
+    env = dict(env, TORCHJAX_CACHE_DIR=str(cache_dir))
+    env.pop("TORCHJAX_CACHE", None)
+    env.pop("TORCHJAX_CACHE_PROGRAMS", None)
+    p = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True,
+                       text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "torchjax:" not in p.stderr  # no unusable entry
+    [line] = [v for v in p.stdout.splitlines() if v.startswith("RESULT ")]
+    return json.loads(line[7:])

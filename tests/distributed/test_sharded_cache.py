@@ -3,13 +3,11 @@ fully_shard's and DDP's arrays): a second process running the same script on the
 directory loads every one of them, tracing and lowering none, and gets the first one's
 results, which are the same computation's on one device (_programs.py, _program_names.py)."""
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 
-from tests.distributed.conftest import ROOT, _env
+from tests.distributed._common import run_on_cache
+from tests.distributed.conftest import _env
 
 _SCRIPT = r"""
 from tests.distributed._common import eight_devices
@@ -98,16 +96,7 @@ print("RESULT " + json.dumps({"out": out, "made": made, "traced": traced,
 
 
 def _run(cache_dir) -> dict:
-    env = _env()
-    env["TORCHJAX_CACHE_DIR"] = str(cache_dir)
-    env.pop("TORCHJAX_CACHE", None)
-    env.pop("TORCHJAX_CACHE_PROGRAMS", None)
-    p = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, cwd=ROOT, capture_output=True,
-                       text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert "torchjax:" not in p.stderr  # no unusable entry
-    [line] = [v for v in p.stdout.splitlines() if v.startswith("RESULT ")]
-    return json.loads(line[7:])
+    return run_on_cache(_SCRIPT, _env(), cache_dir)
 
 
 def test_a_second_process_loads_every_sharded_program(tmp_path):

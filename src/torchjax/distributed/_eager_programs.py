@@ -164,12 +164,13 @@ def _cutter(bounds: tuple):
 
 
 def spread(x, target):
-    """x, an array on one device, laid out on `target` (a NamedSharding over devices of
-    this process): jax.device_put's result. device_put cuts the pieces on x's device with a
+    """x, an array on one device, laid out on `target` (a sharding over devices of this
+    process: a NamedSharding, or the GSPMDSharding a loaded executable states its layout
+    in): jax.device_put's result. device_put cuts the pieces on x's device with a
     program of JAX's own (traced in every process); here the cut is named by the pieces'
     bounds, and each piece is then copied to its device. None where device_put does not cut
     (a replicated target) or this does not apply: then the caller uses device_put."""
-    if (not isinstance(target, NamedSharding) or not target.is_fully_addressable
+    if (not isinstance(target, jax.sharding.Sharding) or not target.is_fully_addressable
             or target.is_fully_replicated or len(x.sharding.device_set) != 1
             or jax.dtypes.issubdtype(x.dtype, jax.dtypes.extended)):
         return None
