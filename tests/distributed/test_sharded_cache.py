@@ -19,7 +19,7 @@ import torchjax as torch
 from torchjax import _programs, nn
 from torchjax.distributed.device_mesh import DeviceMesh
 from torchjax.distributed.fsdp import fully_shard
-from torchjax.distributed.tensor import Replicate, Shard, distribute_tensor
+from torchjax.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 from torchjax.nn.parallel import DistributedDataParallel
 from tests.distributed._common import train_step
 
@@ -70,6 +70,11 @@ for kind in ("one device", "sharded"):
     if kind == "sharded":
         got = [t.full_tensor() for t in got]
     out[kind] = [t.detach().numpy().tolist() for t in got]
+# from_local's Reshard (a from_jax op) loaded from the cache states its input's layout as a
+# GSPMDSharding; its argument (one device's, uncommitted) is cut by the named program too
+loc = torch.ones(2, 4, requires_grad=True)
+DTensor.from_local(loc, mesh, [Shard(0), Replicate()]).sum().backward()
+out["from_local grad"] = loc.grad.numpy().tolist()
 
 
 def train(wrap, steps=2, compiled=False):
