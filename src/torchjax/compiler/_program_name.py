@@ -36,19 +36,32 @@ def ident(what: str, jaxpr, *parts) -> str | None:
     off: rendering a large step costs milliseconds)."""
     if not _programs.enabled():
         return None
-    h = hashlib.blake2b(digest_size=32)
+    render = _Render()
     try:
-        _Render(h.update).jaxpr(jaxpr)
+        render.jaxpr(jaxpr)
     except Exception:  # noqa: BLE001  (Uncacheable, or a value that fails to render: no
         return None    # cache, never an error)
-    return _programs.ident_of(what, h.hexdigest(), *parts)
+    # (parts joined by NUL, which no part holds: reprs escape it)
+    digest = hashlib.blake2b("\0".join(render.parts).encode(), digest_size=32).hexdigest()
+    return _programs.ident_of(what, digest, *parts)
 
 
 class _Render:
-    def __init__(self, out):
-        self.out = lambda s: out(s.encode() + b"\0")
+    def __init__(self):
+        self.parts: list = []
+        self.out = self.parts.append
+        self.avals: dict = {}  # aval -> its text (most variables share a few types)
+        self.seen: dict = {}  # id of a jaxpr rendered -> its number
 
     def jaxpr(self, j) -> None:
+        # a nested jaxpr met again (one per jitted function, shared by its calls) by its
+        # place in this rendering (the object is alive meanwhile, so its id is its own)
+        seen = self.seen.get(id(j))
+        if seen is not None:
+            self.out(f"jaxpr#{seen}")
+            return
+        self.seen[id(j)] = len(self.seen)
+        self.out(f"jaxpr {len(self.seen) - 1}")
         if isinstance(j, ClosedJaxpr):
             self.out("closed")
             for c in j.consts:
@@ -59,7 +72,7 @@ class _Render:
         def bind(vs):
             for v in vs:
                 names[v] = len(names)
-                self.out(f"v{names[v]}:{_aval(v.aval)}")
+                self.out(f"v{names[v]}:{self.aval(v.aval)}")
 
         self.out("in")
         bind(j.constvars)
@@ -83,16 +96,29 @@ class _Render:
     def atoms(self, vs, names) -> None:
         for v in vs:
             if isinstance(v, Literal):
-                self.out(f"lit:{_aval(v.aval)}")
+                self.out(f"lit:{self.aval(v.aval)}")
                 self.value(v.val)
             elif v in names:
                 self.out(f"v{names[v]}")
             else:  # a dropped output (`_`) or a variable bound outside: by type only
-                self.out(f"_:{_aval(v.aval)}")
+                self.out(f"_:{self.aval(v.aval)}")
+
+    def aval(self, a) -> str:
+        try:
+            text = self.avals.get(a)
+        except TypeError:  # (an unhashable aval)
+            return _aval(a)
+        if text is None:
+            text = self.avals[a] = _aval(a)
+        return text
 
     def value(self, v) -> None:
         t = type(v)
-        if isinstance(v, (Jaxpr, ClosedJaxpr)):
+        if t in _programs._PLAIN:  # (most parameters: said first, and exactly by repr)
+            self.out(f"{t.__name__}:{v!r}")
+        elif t is tuple and all(type(x) is int for x in v):  # (shapes, axes, permutations)
+            self.out(f"ints{v!r}")
+        elif isinstance(v, (Jaxpr, ClosedJaxpr)):
             self.jaxpr(v)
         elif t in (tuple, list) or isinstance(v, tuple) and hasattr(v, "_fields"):
             self.out(f"{t.__module__}.{t.__qualname__}({len(v)}")  # (a NamedTuple by name)
