@@ -90,6 +90,18 @@ with warnings.catch_warnings(record=True) as caught:
     out["reduce_ops_compiled"] = [v.tolist() for v in reduce_ops(f_in, i_in)]
     out["reduce_ops_dtypes"] = [str(v.dtype) for v in reduce_ops(f_in, i_in)]
     out["reduce_ops_programs"] = [reduce_ops.compiles, reduce_ops.executions]
+    def gathered_and_broadcast(t):
+        """all_gather into a list and broadcast from each rank over the whole world."""
+        rows = [torch.zeros(2) for _ in range(world)]
+        dist.all_gather(rows, t * 2)
+        from0, from1 = t.clone(), t + 1
+        dist.broadcast(from0, src=0)
+        dist.broadcast(from1, src=1)
+        return rows + [from0, from1]
+    out["gather_broadcast"] = [v.tolist() for v in gathered_and_broadcast(f_in)]
+    gb = torch.compile(gathered_and_broadcast)
+    out["gather_broadcast_compiled"] = [v.tolist() for v in gb(f_in)]
+    out["gather_broadcast_programs"] = [gb.compiles, gb.executions]
     try:  # (PyTorch's gloo has no PREMUL_SUM either)
         dist.all_reduce(f_in.clone(), op=R.PREMUL_SUM)
     except NotImplementedError as e:

@@ -54,6 +54,15 @@ def test_every_reduce_op_eager_and_compiled_matches_its_definition(ranks):
         assert "PREMUL_SUM" in res["premul_sum"]
 
 
+def test_all_gather_and_broadcast_eager_and_compiled(ranks):
+    f = [np.array([1.5, -2.0]) * (r + 1) for r in range(2)]
+    want = [2 * f[0], 2 * f[1], f[0], f[1] + 1]
+    for res in ranks:
+        for got in (res["gather_broadcast"], res["gather_broadcast_compiled"]):
+            np.testing.assert_array_equal(got, want)
+        assert res["gather_broadcast_programs"] == [1, 1]
+
+
 def test_a_rank_constant_is_not_folded_through_a_collective(ranks):
     for res in ranks:
         assert res["made_inside"] == [3.0]
