@@ -98,6 +98,22 @@ jax.monitoring.register_event_duration_secs_listener(
     lambda event, secs, **kw: traced.append(kw.get("fun_name"))
     if event == "/jax/core/compile/jaxpr_trace_duration" else None)
 
+from torchjax.compiler import _program
+
+# the donated arguments of each compiled call: deleted after it, as jax.jit's donation does
+# (an executable loaded from the cache keeps its donation, on the C++ fast path too)
+donated = []
+_call_args = _program.Program._call_args
+
+
+def call_args(self, known):
+    args = _call_args(self, known)
+    donated.append([args[pos] for pos, _ in self._call_donated])
+    return args
+
+
+_program.Program._call_args = call_args
+
 out = {}
 # two steps that differ only in a literal: two programs, each its own result
 for name, c in (("plus_one", 1.0), ("plus_two", 2.0)):
@@ -139,7 +155,9 @@ def step(x, y):
 
 xb = torch.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(6, 4))
 yb = torch.tensor([0, 1, 0, 1, 1, 0])
+donated.clear()
 out["train"] = [step(xb, yb).item() for _ in range(3)]
+out["donated"] = [[a.is_deleted() for a in call] for call in donated]
 out["traced"] = traced
 out["compiled"] = torch.compile_stats().compiled
 print("RESULT " + json.dumps(out))
@@ -157,6 +175,8 @@ def test_a_second_process_loads_the_compiled_steps(tmp_path):
     np.testing.assert_allclose(cold["plus_two"], np.tanh(x * 3) + 2, rtol=1e-6)
     assert cold["stale"] == [6.0, 12.0, 2]  # the new shape traced again, in both runs
     assert cold["train"][2] < cold["train"][0]
+    for run in (cold, warm):  # the parameters (and SGD's state) donated on every call
+        assert len(run["donated"]) == 3 and all(run["donated"]) and all(map(all, run["donated"]))
     for k in ("plus_one", "plus_two", "stale", "train"):
         assert warm[k] == cold[k], k
     assert warm["compiled"] == 0
