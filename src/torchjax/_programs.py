@@ -78,6 +78,12 @@ try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain j
     _NAMED = jax.sharding.NamedSharding
     from jax._src.random.prng import PRNGKeyArray as _KEY_ARRAY
     _AVAILABLE = True
+    try:  # JAX's typed literals: a compiled step passes its jaxpr's Literal slots as them
+        from jax._src import literals as _literals
+        _TYPED = tuple(getattr(_literals, n) for n in ("TypedNdArray", "TypedInt", "TypedFloat",
+                                                        "TypedComplex") if hasattr(_literals, n))
+    except ImportError:  # pragma: no cover - another jax
+        _TYPED = ()
 except (ImportError, AttributeError):  # pragma: no cover - another jax
     _AVAILABLE = False
 
@@ -229,6 +235,9 @@ def _signature(args):
                         d.platform, d.id, s.memory_kind))
         elif t in _SCALAR_TYPES:
             out.append(("p", t.__name__))
+        elif t in _TYPED:  # (by what jax.jit keys them by: the aval, not the value)
+            av = x.aval
+            out.append(("t", t.__name__, str(av.dtype), av.shape, av.weak_type))
         elif t.__module__ == "numpy" and (t.__name__ == "ndarray" or hasattr(x, "dtype")):
             out.append(("n", t.__name__, x.dtype.str, str(x.dtype), x.shape))
         else:

@@ -120,6 +120,11 @@ for name, c in (("plus_one", 1.0), ("plus_two", 2.0)):
     f = torch.compile(lambda x, c=c: (x * 3).tanh() + c)
     out[name] = f(torch.arange(4.0)).tolist()
 
+# a constant made inside the step (position ids: arange is made on the host) is passed to
+# the program as one of JAX's typed literals, which the key names by type too
+positions = torch.compile(lambda x: x * 2 + torch.arange(4))
+out["positions"] = positions(torch.ones(4)).tolist()
+
 # a step whose state changes shape after its program was made (or, warm, loaded): traced again
 model = nn.Linear(3, 2)
 with torch.no_grad():
@@ -177,12 +182,13 @@ def test_a_second_process_loads_the_compiled_steps(tmp_path):
     assert cold["train"][2] < cold["train"][0]
     for run in (cold, warm):  # the parameters (and SGD's state) donated on every call
         assert len(run["donated"]) == 3 and all(run["donated"]) and all(map(all, run["donated"]))
-    for k in ("plus_one", "plus_two", "stale", "train"):
+    assert cold["positions"] == [2.0, 3.0, 4.0, 5.0]
+    for k in ("plus_one", "plus_two", "positions", "stale", "train"):
         assert warm[k] == cold[k], k
     assert warm["compiled"] == 0
     # warm, only the user's steps are traced (torchjax.compile's trace, `body`: one per
     # step, and again for the state of another shape); their programs were traced too, by
-    # the steps' own names (`<lambda>`, `g`, `step`), 5 more
+    # the steps' own names (`<lambda>`, `g`, `step`), 6 more
     assert set(warm["traced"]) == {"body"}, warm["traced"]
-    assert len(warm["traced"]) == 5
+    assert len(warm["traced"]) == 6
     assert len(cold["traced"]) > 2 * len(warm["traced"])
