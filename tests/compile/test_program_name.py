@@ -91,7 +91,7 @@ import json
 import jax
 import numpy as np
 import torchjax as torch
-from torchjax import nn
+from torchjax import _programs, nn
 
 traced = []
 jax.monitoring.register_event_duration_secs_listener(
@@ -143,6 +143,27 @@ model.weight = nn.Parameter(torch.ones(4, 3))
 model.bias = nn.Parameter(torch.zeros(4))
 out["stale"] = [first, g(x).item(), g.compiles]
 
+# the same after the executables held in memory were dropped (the test suite's
+# _programs.clear()): warm, the loaded program was never traced here, and its first trace
+# is for the new shapes
+model2 = nn.Linear(3, 2)
+with torch.no_grad():
+    model2.weight.fill_(1.0)
+    model2.bias.zero_()
+
+
+@torch.compile
+def h(x):
+    return model2(x).sum(1)
+
+
+with torch.no_grad():  # (the step's own program: with grad it is recorded, see g)
+    first = h(x).item()
+    _programs.clear()
+    model2.weight = nn.Parameter(torch.ones(5, 3))
+    model2.bias = nn.Parameter(torch.zeros(5))
+    out["stale_after_clear"] = [first, h(x).item(), h.compiles]
+
 # a training step, its program with donated state
 torch.manual_seed(0)
 net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
@@ -179,16 +200,17 @@ def test_a_second_process_loads_the_compiled_steps(tmp_path):
     np.testing.assert_allclose(cold["plus_one"], np.tanh(x * 3) + 1, rtol=1e-6)
     np.testing.assert_allclose(cold["plus_two"], np.tanh(x * 3) + 2, rtol=1e-6)
     assert cold["stale"] == [6.0, 12.0, 2]  # the new shape traced again, in both runs
+    assert cold["stale_after_clear"] == [6.0, 15.0, 2]
     assert cold["train"][2] < cold["train"][0]
     for run in (cold, warm):  # the parameters (and SGD's state) donated on every call
         assert len(run["donated"]) == 3 and all(run["donated"]) and all(map(all, run["donated"]))
     assert cold["positions"] == [2.0, 3.0, 4.0, 5.0]
-    for k in ("plus_one", "plus_two", "positions", "stale", "train"):
+    for k in ("plus_one", "plus_two", "positions", "stale", "stale_after_clear", "train"):
         assert warm[k] == cold[k], k
     assert warm["compiled"] == 0
     # warm, only the user's steps are traced (torchjax.compile's trace, `body`: one per
     # step, and again for the state of another shape); their programs were traced too, by
-    # the steps' own names (`<lambda>`, `g`, `step`), 6 more
-    assert set(warm["traced"]) == {"body"}, warm["traced"]
-    assert len(warm["traced"]) == 6
+    # the steps' own names (`<lambda>`, `g`, `h`, `step`), 8 more; and `h` begins a trace of
+    # its loaded program's jaxpr for the new shapes, which it refuses (a stale program)
+    assert {n: warm["traced"].count(n) for n in set(warm["traced"])} == {"body": 8, "h": 1}
     assert len(cold["traced"]) > 2 * len(warm["traced"])

@@ -40,16 +40,20 @@ class Stale(Exception):
     """A state array's shape, dtype or device is not what the program was traced for."""
 
 
-def _trace_once(fun, made=None):
+def _trace_once(fun, made=None, avals=None):
     """fun for jax.jit, refusing a second trace: jax.jit traces again only when an
     argument's aval or sharding changed, and the program is then stale (state that is not
     part of the cache key, like a parameter replaced by one of another shape). `made()`:
     whether the program already holds an executable it did not trace for (one loaded from
-    the program cache for the first signature), which makes a first trace a second one."""
+    the program cache for the first signature), which makes a first trace a second one;
+    `avals`: the (shape, dtype) of each argument the jaxpr was traced for, refused otherwise
+    (a program loaded, then dropped from memory by _programs.clear(), is traced first for
+    whatever signature comes)."""
     traced = [False]
 
     def once(*args):
-        if traced[0] or made is not None and made():
+        if traced[0] or made is not None and made() or avals is not None and avals != [
+                (a.shape, a.dtype) for a in args]:
             raise Stale()
         traced[0] = True
         return fun(*args)
@@ -167,8 +171,9 @@ class Program:
         fun = jaxpr_as_fun(ClosedJaxpr(jaxpr, ()))
         fun.__name__ = name
         self.jitted = _programs.program(
-            _trace_once(fun, lambda: _programs.holds_any(self.jitted)), self.ident,
-            donate_argnums=donate)
+            _trace_once(fun, lambda: _programs.holds_any(self.jitted),
+                        [(v.aval.shape, v.aval.dtype) for v in jaxpr.invars]),
+            self.ident, donate_argnums=donate)
 
     # -- inputs ----------------------------------------------------------------------------------
 
