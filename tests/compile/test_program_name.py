@@ -125,44 +125,29 @@ for name, c in (("plus_one", 1.0), ("plus_two", 2.0)):
 positions = torch.compile(lambda x: x * 2 + torch.arange(4))
 out["positions"] = positions(torch.ones(4)).tolist()
 
-# a step whose state changes shape after its program was made (or, warm, loaded): traced again
-model = nn.Linear(3, 2)
-with torch.no_grad():
-    model.weight.fill_(1.0)
-    model.bias.zero_()
+# a step whose state changes shape after its program was made (or, warm, loaded): traced
+# again. With grad its program is recorded as one tape node (which checks the shapes itself);
+# without, it is the step's own program, and the executables held in memory are dropped
+# first (the test suite's _programs.clear()): warm, the loaded program was never traced
+# here, and its first trace would be for the new shapes
+def stale(grad, n_out):
+    model = nn.Linear(3, 2)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+        model.bias.zero_()
+    step = torch.compile(lambda x: model(x).sum(1))
+    x = torch.ones(1, 3)
+    with torch.set_grad_enabled(grad):
+        first = step(x).item()
+        if not grad:
+            _programs.clear()
+        model.weight = nn.Parameter(torch.ones(n_out, 3))
+        model.bias = nn.Parameter(torch.zeros(n_out))
+        return [first, step(x).item(), step.compiles]
 
 
-@torch.compile
-def g(x):
-    return model(x).sum(1)
-
-
-x = torch.ones(1, 3)
-first = g(x).item()
-model.weight = nn.Parameter(torch.ones(4, 3))
-model.bias = nn.Parameter(torch.zeros(4))
-out["stale"] = [first, g(x).item(), g.compiles]
-
-# the same after the executables held in memory were dropped (the test suite's
-# _programs.clear()): warm, the loaded program was never traced here, and its first trace
-# is for the new shapes
-model2 = nn.Linear(3, 2)
-with torch.no_grad():
-    model2.weight.fill_(1.0)
-    model2.bias.zero_()
-
-
-@torch.compile
-def h(x):
-    return model2(x).sum(1)
-
-
-with torch.no_grad():  # (the step's own program: with grad it is recorded, see g)
-    first = h(x).item()
-    _programs.clear()
-    model2.weight = nn.Parameter(torch.ones(5, 3))
-    model2.bias = nn.Parameter(torch.zeros(5))
-    out["stale_after_clear"] = [first, h(x).item(), h.compiles]
+out["stale"] = stale(True, 4)
+out["stale_after_clear"] = stale(False, 5)
 
 # a training step, its program with donated state
 torch.manual_seed(0)
@@ -210,7 +195,8 @@ def test_a_second_process_loads_the_compiled_steps(tmp_path):
     assert warm["compiled"] == 0
     # warm, only the user's steps are traced (torchjax.compile's trace, `body`: one per
     # step, and again for the state of another shape); their programs were traced too, by
-    # the steps' own names (`<lambda>`, `g`, `h`, `step`), 8 more; and `h` begins a trace of
-    # its loaded program's jaxpr for the new shapes, which it refuses (a stale program)
-    assert {n: warm["traced"].count(n) for n in set(warm["traced"])} == {"body": 8, "h": 1}
+    # the steps' own names (`<lambda>`, `step`), 8 more; and the second `stale` step begins a
+    # trace of its loaded program's jaxpr for the new shapes, which it refuses
+    assert {n: warm["traced"].count(n) for n in set(warm["traced"])} == {
+        "body": 8, "stale.<locals>.<lambda>": 1}
     assert len(cold["traced"]) > 2 * len(warm["traced"])
