@@ -4,14 +4,12 @@ run here against PyTorch itself (gloo, a world of one process, a mesh of one CPU
 torchjax (a mesh of this process's one device). On 8 devices fsdp_script.py checks the same
 of a sharded model."""
 
-import os
-import socket
-
 import numpy as np
 import pytest
 import torch
 
 import torchjax
+from tests.distributed._common import pytorch_world_of_one
 from torchjax.distributed.device_mesh import init_device_mesh as tj_mesh
 from torchjax.distributed.fsdp import fully_shard as tj_fully_shard
 from torchjax.distributed.tensor import DTensor as TjDTensor
@@ -22,23 +20,7 @@ from torchjax.distributed.tensor import distribute_tensor as tj_distribute
 @pytest.fixture(scope="module")
 def pt():
     """PyTorch's distributed package in this process: gloo, one rank."""
-    import torch.distributed as dist
-    with socket.socket() as s:  # a free port
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    saved = {k: os.environ.get(k) for k in ("MASTER_ADDR", "MASTER_PORT")}
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", world_size=1, rank=0)
-    try:
-        from torch.distributed.device_mesh import init_device_mesh
-        yield init_device_mesh("cpu", (1,))
-    finally:
-        dist.destroy_process_group()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    yield from pytorch_world_of_one()
 
 
 def _summary(t, dtensor_cls):
