@@ -62,6 +62,8 @@ from ._program_names import (  # noqa: F401
     describe_function,
     describe_layout,
 )
+from ._program_place import placed as _placed
+from ._program_place import shard_arg as _shard_arg
 from ._program_soon import Soon as _Soon
 
 try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
@@ -463,46 +465,6 @@ def _device_of(args):
             return s._device if hasattr(s, "_device") else s._device_assignment[0]
     # where jax.jit runs it: jax.devices()[0] is rank 0's device in every process of a job
     return _pxla.get_default_device()
-
-
-# How an uncommitted array on one device is laid out over a mesh to be an argument of a
-# sharded program: set by torchjax.distributed (its `spread`: the pieces cut by a named
-# program); None, or its None for an argument, leaves it to JAX, whose own placing
-# (`_multi_slice`, a jax.jit of JAX's) is traced in every process, a loaded program's too
-spread = None
-
-
-def _placed(compiled, args):
-    """args with each uncommitted one-device array that the executable takes laid out over a
-    mesh already laid out so (by `spread`), for a call through JAX's Python path."""
-    if spread is None:
-        return args
-    leaves, tree = _tree_util.tree_flatten(args)
-    if not any(type(x) is _ARRAY and not x._committed for x in leaves):
-        return args
-    try:  # the executable's shardings are of the arguments it keeps (jax.jit drops unused
-        ex = compiled._executable  # ones), counted after its constants
-        n = len(compiled._params.const_args)
-        targets = dict(zip((i - n for i in sorted(ex._kept_var_idx)), ex._in_shardings))
-    except (AttributeError, TypeError):  # pragma: no cover - another jax
-        return args
-    placed = list(leaves)
-    for i, x in enumerate(leaves):
-        s = targets.get(i)
-        # (a loaded executable says a mesh's layout as a GSPMDSharding: any over devices)
-        if type(x) is _ARRAY and not x._committed and s is not None and len(s.device_set) > 1:
-            placed[i] = _shard_arg(x, s, None)
-    return _tree_util.tree_unflatten(tree, placed)
-
-
-def _shard_arg(x, sharding, layout):
-    """The C++ dispatcher's placing of an argument whose layout is not the executable's (an
-    uncommitted array, a NumPy array): `spread` where it applies, else JAX's."""
-    if spread is not None and layout is None and type(x) is _ARRAY and not x._committed:
-        out = spread(x, sharding)
-        if out is not None:
-            return out
-    return _pxla.cc_shard_arg(x, sharding, layout)
 
 
 def _fastpath(compiled, out_flat, args_flat):

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec
 
-from .. import _programs
+from .. import _program_place, _programs
 
 
 def _add_axis(a):
@@ -206,5 +206,5 @@ except ImportError:  # pragma: no cover - another jax
 
 # an uncommitted one-device argument of a sharded program (a batch's labels, which DDP does
 # not lay out) is cut the same way, rather than by JAX's `_multi_slice` (traced in every
-# process, a loaded program's call too): see _programs.spread
-_programs.spread = spread
+# process, a loaded program's call too): see _program_place.py
+_program_place.spread = spread
