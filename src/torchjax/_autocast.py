@@ -113,6 +113,11 @@ class Cast:
     def __repr__(self):
         return f"autocast.Cast({self.dtype.name})"
 
+    def _program_name(self) -> str:
+        # all of its state: an op's program under autocast is named by it in the program
+        # cache (_programs.describe), so a warm process loads it untraced
+        return self.dtype.name
+
     def apply(self, v):
         if v is None or not hasattr(v, "dtype"):
             return v  # Python numbers are not tensors: autocast leaves them

@@ -62,6 +62,8 @@ from ._program_names import (  # noqa: F401
     describe_function,
     describe_layout,
 )
+from ._program_place import placed as _placed
+from ._program_place import shard_arg as _shard_arg
 from ._program_soon import Soon as _Soon
 
 try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain jax.jit
@@ -78,6 +80,12 @@ try:  # the pieces of jax.jit this builds on (jax 0.10.2); without them: plain j
     _NAMED = jax.sharding.NamedSharding
     from jax._src.random.prng import PRNGKeyArray as _KEY_ARRAY
     _AVAILABLE = True
+    try:  # JAX's typed literals: a compiled step passes its jaxpr's Literal slots as them
+        from jax._src import literals as _literals
+        _TYPED = tuple(getattr(_literals, n) for n in ("TypedNdArray", "TypedInt", "TypedFloat",
+                                                        "TypedComplex") if hasattr(_literals, n))
+    except ImportError:  # pragma: no cover - another jax
+        _TYPED = ()
 except (ImportError, AttributeError):  # pragma: no cover - another jax
     _AVAILABLE = False
 
@@ -229,6 +237,9 @@ def _signature(args):
                         d.platform, d.id, s.memory_kind))
         elif t in _SCALAR_TYPES:
             out.append(("p", t.__name__))
+        elif t in _TYPED:  # (by what jax.jit keys them by: the aval, not the value)
+            av = x.aval
+            out.append(("t", t.__name__, str(av.dtype), av.shape, av.weak_type))
         elif t.__module__ == "numpy" and (t.__name__ == "ndarray" or hasattr(x, "dtype")):
             out.append(("n", t.__name__, x.dtype.str, str(x.dtype), x.shape))
         else:
@@ -348,7 +359,8 @@ class _Program:
             compiled, key = self._make(args, sig)
             if key is not None:  # loaded from disk: its first run is its test
                 try:
-                    outs, out_flat, args_flat = _stages.Compiled.call(compiled._params, *args)
+                    outs, out_flat, args_flat = _stages.Compiled.call(
+                        compiled._params, *_placed(compiled, args))
                 except _jax.JaxRuntimeError as e:
                     _program_entries.drop(_get_store(), key, e)
                     compiled = self._compile(args, key)
@@ -356,7 +368,8 @@ class _Program:
                     self.compiled[sig] = compiled
                     return outs, _fastpath(compiled, out_flat, args_flat), False
             self.compiled[sig] = compiled
-        outs, out_flat, args_flat = _stages.Compiled.call(compiled._params, *args)
+        outs, out_flat, args_flat = _stages.Compiled.call(compiled._params,
+                                                          *_placed(compiled, args))
         return outs, _fastpath(compiled, out_flat, args_flat), False
 
     def _key_of(self, sig):
@@ -465,19 +478,22 @@ def _fastpath(compiled, out_flat, args_flat):
         return None
 
 
-def program(fn, ident: str | None, **jit_kwargs):
-    """jax.jit(fn), with its executables kept in torchjax's program cache under `ident`
-    (None: a plain jax.jit). The result has jax.jit's `lower` and is called the same way."""
-    jitted = jax.jit(fn, **jit_kwargs)
-    if ident is None or jit_kwargs or not enabled():
+def program(fn, ident: str | None, donate_argnums=()):
+    """jax.jit(fn, donate_argnums=...), with its executables kept in torchjax's program cache
+    under `ident` (None: a plain jax.jit). The result has jax.jit's `lower` and is called
+    the same way. (Donation is compiled into the executable, so the key names it.)"""
+    jitted = jax.jit(fn, donate_argnums=donate_argnums)
+    if ident is None or not enabled():
         return jitted
+    if donate_argnums:
+        ident = f"{ident};donate={tuple(donate_argnums)!r}"
     global _cpp_cache
     if _cpp_cache is None:
         _cpp_cache = _pjit.make_jit_cpp_cache(8192)
     prog = _Program(jitted, ident)
     f = _jax.pjit(getattr(fn, "__name__", "program"), fn, prog.miss, (), (),
                   _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
-                  _pxla.cc_shard_arg, _cpp_cache)
+                  _shard_arg, _cpp_cache)
     # jax.jit's methods (lower, trace, eval_shape) read these two attributes
     f._fun = jitted._fun
     f._jit_info = jitted._jit_info
@@ -523,6 +539,13 @@ def made(f, args) -> bool:
     prog = getattr(f, "_program", None)
     sig = None if prog is None else _call_key(args)
     return sig is not None and prog.compiled.get(sig).__class__ is _stages.Compiled
+
+
+def holds_any(f) -> bool:
+    """Whether this process holds an executable of `f` (a program-cache program), for any
+    signature."""
+    prog = getattr(f, "_program", None)
+    return prog is not None and bool(prog.compiled)
 
 
 def compile_soon(f, args, label: str, enter) -> bool:

@@ -204,3 +204,19 @@ UNLISTED = [
     S("mv", lambda lib, a, b: lib.mv(a, b), _n(3, 4), _n(4)),
     S("gelu", lambda lib, x: _F(lib).gelu(x), _n(3, 4)),
 ]
+
+# more of the CPU lists' ops, made last so that the samples above keep their random inputs
+LOWER += [
+    L("conv_tbc", lambda lib, x, w, b: lib.conv_tbc(x, w, b, 1), _n(5, 2, 3), _n(3, 3, 4),
+      _n(4)),
+    # (PyTorch runs the cells as linear ops)
+    L("rnn_tanh_cell", lambda lib, x, h, wi, wh, bi, bh: lib.rnn_tanh_cell(x, h, wi, wh, bi, bh),
+      _n(2, 3), _n(2, 4), _n(4, 3), _n(4, 4), _n(4), _n(4)),
+    L("rnn_relu_cell", lambda lib, x, h, wi, wh, bi, bh: lib.rnn_relu_cell(x, h, wi, wh, bi, bh),
+      _n(2, 3), _n(2, 4), _n(4, 3), _n(4, 4), _n(4), _n(4)),
+]
+FP32 += [
+    S("grid_sample_3d", lambda lib, x, g: _F(lib).grid_sample(x, g, align_corners=False),
+      _n(1, 1, 3, 4, 4), _u(1, 2, 2, 2, 3, lo=-0.9, hi=0.9)),
+    S("lu", lambda lib, a: lib.lu(a)[0], _spd(3)),
+]

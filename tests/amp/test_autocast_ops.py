@@ -102,3 +102,46 @@ def test_float64_inputs_are_not_cast():
     with torchjax.autocast("cpu"):
         assert torchjax.mm(a, a.t()).dtype is torchjax.float64
         assert torchjax.nn.functional.mse_loss(a, a).dtype is torchjax.float64
+
+
+def _compiled_outputs(samples, amp_dtype, low, where):
+    """Every sample's result from one torchjax.compile'd function (fullgraph: a graph break
+    fails), autocast entered inside the step (`where` "inside") or around its call."""
+    args = [_inputs(torchjax, s, low, "all", False) for s in samples]
+    dtype = getattr(torchjax, amp_dtype)
+
+    def every(*xss):
+        return [s.fn(torchjax, *xs) for s, xs in zip(samples, xss)]
+
+    if where == "inside":
+        step = torchjax.compile(torchjax.autocast("cpu", dtype=dtype)(every), fullgraph=True)
+        return step(*args)
+    step = torchjax.compile(every, fullgraph=True)
+    with torchjax.autocast("cpu", dtype=dtype):
+        return step(*args)
+
+
+@pytest.mark.parametrize("where", ["inside", "around"])
+@pytest.mark.parametrize("amp_dtype,low,lists", [
+    ("bfloat16", None, "LOWER PROMOTE UNLISTED"),
+    ("bfloat16", "bfloat16", "FP32 PROMOTE UNLISTED"),
+    ("float16", None, "LOWER")])
+def test_compiled_results_match_pytorchs_autocast(amp_dtype, low, lists, where):
+    """The same op lists inside torchjax.compile (one program per list: compiling each op
+    alone would cost a second apiece): each result's dtype and values are PyTorch's eager
+    CPU autocast's."""
+    samples = []
+    for name in lists.split():
+        samples += {"LOWER": LOWER, "FP32": FP32, "PROMOTE": PROMOTE, "UNLISTED": UNLISTED}[name]
+    expected = {}
+    for s in samples:
+        try:
+            expected[s.id] = _run(torch, s, amp_dtype, low)[0]
+        except RuntimeError:  # PyTorch's CPU kernel lacks this dtype (skipped eagerly too)
+            pass
+    samples = [s for s in samples if s.id in expected]
+    got = _compiled_outputs(samples, amp_dtype, low, where)
+    for s, actual in zip(samples, got):
+        assert str(actual.dtype) == str(expected[s.id].dtype), s.id
+        if s.values:
+            _close(actual, expected[s.id], s.id)

@@ -8,7 +8,8 @@ line, and the pytest side (conftest.run_check) turns every line into a test resu
 checks in one process, one script after the other: the pytest side starts such a process for
 each set of 8-device scripts it collected (conftest._SETS). Each process of its own paid ~2.5 s of start and
 imports, and compiled again the programs the others had made (the same small nets, optimizers
-and collectives on the same 8-device mesh). `python tests/distributed/ddp_script.py` runs one.
+and collectives on the same 8-device mesh). `python tests/distributed/ddp_script.py` runs one;
+`--traced` among the names also prints what JAX traced, by function name.
 """
 
 import importlib
@@ -58,8 +59,23 @@ def run_scripts(names) -> None:
         CHECKS.clear()
 
 
+def count_traced() -> list:
+    """The names of the functions JAX traces from now on (its trace event), in order: what a
+    warm run (a second one on the same TORCHJAX_CACHE_DIR) could not load untraced."""
+    traced: list = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, secs, **kw: traced.append(kw.get("fun_name"))
+        if event == "/jax/core/compile/jaxpr_trace_duration" else None)
+    return traced
+
+
 if __name__ == "__main__":
     # the scripts import this module as tests.distributed._checks: they must find these
     # CHECKS (and this jax configuration) there, not in a second copy of the module
     sys.modules["tests.distributed._checks"] = sys.modules["__main__"]
-    run_scripts(sys.argv[1:])
+    names = sys.argv[1:]
+    traced = count_traced() if "--traced" in names else None  # (docs/performance_distributed.md)
+    run_scripts([n for n in names if n != "--traced"])
+    if traced is not None:
+        import collections
+        print(f"TRACED {len(traced)} {collections.Counter(traced).most_common()}")

@@ -67,3 +67,45 @@ def device0_bytes(arrays):
     """Bytes that device 0 holds of these (jax) arrays, and their total size."""
     mine = sum(s.data.nbytes for a in arrays for s in a.addressable_shards if s.device.id == 0)
     return mine, sum(a.nbytes for a in arrays)
+
+
+def run_on_cache(script: str, env: dict, cache_dir) -> dict:
+    """`python -c script` (from the tree's root) with TORCHJAX_CACHE_DIR=cache_dir and the
+    caches on: its `RESULT <json>` line. It must succeed and warn of no unusable cache entry
+    (the warm run of a test that runs it twice on one directory)."""
+    import json
+    import subprocess
+
+    env = dict(env, TORCHJAX_CACHE_DIR=str(cache_dir))
+    env.pop("TORCHJAX_CACHE", None)
+    env.pop("TORCHJAX_CACHE_PROGRAMS", None)
+    p = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True,
+                       text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "torchjax:" not in p.stderr  # no unusable entry
+    [line] = [v for v in p.stdout.splitlines() if v.startswith("RESULT ")]
+    return json.loads(line[7:])
+
+
+def pytorch_world_of_one():
+    """A generator for a module-scoped fixture: PyTorch's distributed package in this process
+    (gloo, one rank, a free port), yielding its one-device CPU mesh; torn down after."""
+    import socket
+
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    saved = {k: os.environ.get(k) for k in ("MASTER_ADDR", "MASTER_PORT")}
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", world_size=1, rank=0)
+    try:
+        yield init_device_mesh("cpu", (1,))
+    finally:
+        dist.destroy_process_group()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

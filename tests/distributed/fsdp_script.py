@@ -100,9 +100,15 @@ def state_dict_is_full_and_round_trips():
     model = sharded(copy.deepcopy(ref))
     sd = model.state_dict()
     assert list(sd) == list(ref.state_dict())
+    params = dict(model.named_parameters())
     for k, v in sd.items():
         assert tuple(v.shape) == tuple(ref.state_dict()[k].shape)
         close(v, ref.state_dict()[k])
+        # DTensors of the parameters' layouts, as PyTorch's FSDP2 gives (tests/distributed/
+        # test_dtensor_alias.py runs PyTorch's); full_tensor() is the full value
+        assert isinstance(v, DTensor) and not v.requires_grad, (k, type(v))
+        assert v.placements == params[k].placements and v.device_mesh is params[k].device_mesh
+        close(v.full_tensor(), ref.state_dict()[k])
     buf = io.BytesIO()
     torch.save(sd, buf)
     buf.seek(0)

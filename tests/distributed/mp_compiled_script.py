@@ -71,6 +71,42 @@ with warnings.catch_warnings(record=True) as caught:
     out["p2p_compiled"] = [[v.tolist() for v in p2p(x + k)] for k in range(2)]
     out["p2p_programs"] = [p2p.compiles, p2p.executions]
 
+    def every_reduce_op(f, i):
+        """all_reduce with every ReduceOp PyTorch's gloo has: floats and integers (the
+        bitwise ones); fresh tensors each call."""
+        outs = []
+        for op in (R.SUM, R.AVG, R.PRODUCT, R.MIN, R.MAX):
+            a = f.clone()
+            dist.all_reduce(a, op=op)
+            outs.append(a)
+        for op in (R.SUM, R.PRODUCT, R.MIN, R.MAX, R.BAND, R.BOR, R.BXOR):
+            a = i.clone()
+            dist.all_reduce(a, op=op)
+            outs.append(a)
+        return outs
+    f_in, i_in = torch.tensor([1.5, -2.0]) * (rank + 1), torch.tensor([6, 3, 12]) + 5 * rank
+    out["reduce_ops"] = [v.tolist() for v in every_reduce_op(f_in, i_in)]
+    reduce_ops = torch.compile(every_reduce_op)
+    out["reduce_ops_compiled"] = [v.tolist() for v in reduce_ops(f_in, i_in)]
+    out["reduce_ops_dtypes"] = [str(v.dtype) for v in reduce_ops(f_in, i_in)]
+    out["reduce_ops_programs"] = [reduce_ops.compiles, reduce_ops.executions]
+    def gathered_and_broadcast(t):
+        """all_gather into a list and broadcast from each rank over the whole world."""
+        rows = [torch.zeros(2) for _ in range(world)]
+        dist.all_gather(rows, t * 2)
+        from0, from1 = t.clone(), t + 1
+        dist.broadcast(from0, src=0)
+        dist.broadcast(from1, src=1)
+        return rows + [from0, from1]
+    out["gather_broadcast"] = [v.tolist() for v in gathered_and_broadcast(f_in)]
+    gb = torch.compile(gathered_and_broadcast)
+    out["gather_broadcast_compiled"] = [v.tolist() for v in gb(f_in)]
+    out["gather_broadcast_programs"] = [gb.compiles, gb.executions]
+    try:  # (PyTorch's gloo has no PREMUL_SUM either)
+        dist.all_reduce(f_in.clone(), op=R.PREMUL_SUM)
+    except NotImplementedError as e:
+        out["premul_sum"] = str(e)
+
     @torch.compile
     def made_inside(t):  # a constant of this rank's program: XLA must not fold it
         own = torch.tensor([float(rank + 1)])

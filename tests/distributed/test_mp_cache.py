@@ -1,10 +1,9 @@
 """The on-disk caches in a job of 2 processes (`python -m torchjax.distributed.run`): the
 same job run twice with one temporary cache directory. The second run loads every program
 (torchjax's program cache for per-process programs and for the SPMD programs over both
-processes it names: collectives, DDP's and FSDP's arrays; JAX's persistent cache for the
-compiled steps' programs) on every rank, compiles none, traces only what comes from the
-user's compiled steps, and gives the first run's results, which are the definitions'
-(mp_cache_script.py)."""
+processes it names: collectives, DDP's and FSDP's arrays, the compiled steps' SPMD programs)
+on every rank, compiles none, traces none of torchjax's programs, and gives the first run's
+results, which are the definitions' (mp_cache_script.py)."""
 
 import json
 
@@ -51,12 +50,14 @@ def test_second_run_compiles_nothing(runs):
         assert warm[r]["stats"]["traced"] < cold[r]["stats"]["traced"]
 
 
-# What a warm run still traces, per rank: the two compiled steps' SPMD programs (DDP's and
-# fully_shard's, `per_rank`: jax.shard_map over the jaxpr of the user's step, which is user
-# code and never a key; the step itself is traced again too, by torchjax.compile). Before the
-# collectives, DDP's broadcast, the per-rank step's row and reshard programs, from_jax's
-# Reshard and the optimizer's fills were named: 59 per rank.
-_STILL_TRACED = {"per_rank": 2}
+# What a warm run still traces, per rank: nothing. The two compiled steps' SPMD programs
+# (DDP's and fully_shard's, `per_rank`: jax.shard_map over the jaxpr of the user's step) are
+# named by that jaxpr now (compiler/_program_name.py; they were traced on every run, 2 per
+# rank); the step itself is traced by torchjax.compile, per rank under the process axis,
+# which JAX's trace event does not report. Before that the collectives, DDP's broadcast, the
+# per-rank step's row and reshard programs, from_jax's Reshard and the optimizer's fills were
+# named: 59 per rank.
+_STILL_TRACED: dict = {}
 
 
 def test_second_run_traces_only_the_users_steps(runs):

@@ -3,13 +3,11 @@ fully_shard's and DDP's arrays): a second process running the same script on the
 directory loads every one of them, tracing and lowering none, and gets the first one's
 results, which are the same computation's on one device (_programs.py, _program_names.py)."""
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 
-from tests.distributed.conftest import ROOT, _env
+from tests.distributed._common import run_on_cache
+from tests.distributed.conftest import _env
 
 _SCRIPT = r"""
 from tests.distributed._common import eight_devices
@@ -21,7 +19,7 @@ import torchjax as torch
 from torchjax import _programs, nn
 from torchjax.distributed.device_mesh import DeviceMesh
 from torchjax.distributed.fsdp import fully_shard
-from torchjax.distributed.tensor import Replicate, Shard, distribute_tensor
+from torchjax.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 from torchjax.nn.parallel import DistributedDataParallel
 from tests.distributed._common import train_step
 
@@ -72,13 +70,20 @@ for kind in ("one device", "sharded"):
     if kind == "sharded":
         got = [t.full_tensor() for t in got]
     out[kind] = [t.detach().numpy().tolist() for t in got]
+# from_local's Reshard (a from_jax op) loaded from the cache states its input's layout as a
+# GSPMDSharding; its argument (one device's, uncommitted) is cut by the named program too
+loc = torch.ones(2, 4, requires_grad=True)
+DTensor.from_local(loc, mesh, [Shard(0), Replicate()]).sum().backward()
+out["from_local grad"] = loc.grad.numpy().tolist()
 
 
-def train(wrap, steps=2):
+def train(wrap, steps=2, compiled=False):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
     model = wrap(model) or model
     step = train_step(model, torch.optim.Adam(model.parameters(), lr=0.1))
+    if compiled:
+        step = torch.compile(step)
     x = torch.tensor(a_np)
     y = torch.tensor(np.arange(8) % 3)
     return [step(x, y).item() for _ in range(steps)]
@@ -86,6 +91,9 @@ def train(wrap, steps=2):
 
 out["ddp"] = train(DistributedDataParallel)
 out["fsdp"] = train(fully_shard)
+# one SPMD program per step, its labels (one device's, uncommitted) placed by the program
+out["ddp compiled"] = train(DistributedDataParallel, compiled=True)
+out["fsdp compiled"] = train(fully_shard, compiled=True)
 out["one device training"] = train(lambda m: None)
 print("RESULT " + json.dumps({"out": out, "made": made, "traced": traced,
                               "stats": vars(torch.compile_stats())}))
@@ -93,16 +101,7 @@ print("RESULT " + json.dumps({"out": out, "made": made, "traced": traced,
 
 
 def _run(cache_dir) -> dict:
-    env = _env()
-    env["TORCHJAX_CACHE_DIR"] = str(cache_dir)
-    env.pop("TORCHJAX_CACHE", None)
-    env.pop("TORCHJAX_CACHE_PROGRAMS", None)
-    p = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, cwd=ROOT, capture_output=True,
-                       text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert "torchjax:" not in p.stderr  # no unusable entry
-    [line] = [v for v in p.stdout.splitlines() if v.startswith("RESULT ")]
-    return json.loads(line[7:])
+    return run_on_cache(_SCRIPT, _env(), cache_dir)
 
 
 def test_a_second_process_loads_every_sharded_program(tmp_path):
@@ -115,15 +114,16 @@ def test_a_second_process_loads_every_sharded_program(tmp_path):
     assert warm["stats"]["compiled"] == 0
     # and nothing else of torchjax's is traced either: distribute_tensor's, fully_shard's and
     # DDP's placing of one device's array over the mesh, from_jax's Reshard (forward and
-    # backward) and copying a parameter are named programs now (7 traced before). What
-    # remains: JAX placing the labels (one device's, not laid out by DDP, which lays out the
-    # module's inputs only) onto the loss program's mesh, inside the call of that loaded
-    # program (JAX's own `_multi_slice`)
-    assert warm["traced"] == ["_multi_slice"], warm["traced"]
+    # backward) and copying a parameter are named programs (7 traced before), and so are
+    # the compiled steps' programs (named by their jaxpr) and the placing of the labels (one
+    # device's, not laid out by DDP, which lays out the module's inputs only) onto a loaded
+    # program's mesh, which was JAX's own `_multi_slice` (3 more traced before). What remains
+    # is the user's code: torchjax.compile's trace of each compiled step (`body`)
+    assert warm["traced"] == ["body", "body"], warm["traced"]
     assert warm["out"] == cold["out"]
     one, sharded = cold["out"]["one device"], cold["out"]["sharded"]
     for got, want in zip(sharded, one):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    for kind in ("ddp", "fsdp"):
+    for kind in ("ddp", "fsdp", "ddp compiled", "fsdp compiled"):
         np.testing.assert_allclose(cold["out"][kind], cold["out"]["one device training"],
                                    rtol=1e-5)

@@ -19,11 +19,13 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 from jax.extend.core import Literal as Literal_
 
+from .. import _programs
 from .._autograd.grad_mode import STATE
 from .._autograd.node import node_class
 from .._functionalize import LEAF, tree_unflatten
 from .._jax_node import edge_of, record
 from .._tensor import Tensor
+from . import _program_name
 from ._trace import OUT, SPMD, Extra, GradWrite, Hyper, Literal, RngKey, RngOffset, TensorWrite
 
 try:
@@ -38,14 +40,20 @@ class Stale(Exception):
     """A state array's shape, dtype or device is not what the program was traced for."""
 
 
-def _trace_once(fun):
+def _trace_once(fun, made=None, avals=None):
     """fun for jax.jit, refusing a second trace: jax.jit traces again only when an
     argument's aval or sharding changed, and the program is then stale (state that is not
-    part of the cache key, like a parameter replaced by one of another shape)."""
+    part of the cache key, like a parameter replaced by one of another shape). `made()`:
+    whether the program already holds an executable it did not trace for (one loaded from
+    the program cache for the first signature), which makes a first trace a second one;
+    `avals`: the (shape, dtype) of each argument the jaxpr was traced for, refused otherwise
+    (a program loaded, then dropped from memory by _programs.clear(), is traced first for
+    whatever signature comes)."""
     traced = [False]
 
     def once(*args):
-        if traced[0]:
+        if traced[0] or made is not None and made() or avals is not None and avals != [
+                (a.shape, a.dtype) for a in args]:
             raise Stale()
         traced[0] = True
         return fun(*args)
@@ -106,6 +114,7 @@ class Program:
         fun = jaxpr_as_fun(ClosedJaxpr(jaxpr, ()))
         fun.__name__ = name
         self.fun = fun
+        self._jaxpr = jaxpr  # (names the recorded forward's program, _run_recorded)
         self.shapes = tuple((v.aval.shape, v.aval.dtype) for v in tr.jaxpr.jaxpr.invars)
         self._call(jaxpr, fun, holders, name)
         self.differentiable = tr.differentiable_outputs
@@ -151,13 +160,20 @@ class Program:
                                    for pos in range(len(self._call_slots), len(keep))
                                    if keep[pos] - n in donated)
         donate = tuple(pos for pos, _ in self._call_donated)
+        jaxpr = jaxpr.replace(invars=[jaxpr.invars[k] for k in keep])
+        # named by its jaxpr, so that a warm process loads the program untraced (None: the
+        # cache is off or cannot name it; then a plain jax.jit)
+        self.ident = _program_name.ident("compiled step", jaxpr)
         if SPMD[0] is not None:
-            self.jitted = SPMD[0].jit(_trace_once(fun), donate, self)
+            self.jitted = SPMD[0].jit(_trace_once(fun, lambda: self.jitted.made()), donate,
+                                      self)
             return
-        fun = jaxpr_as_fun(ClosedJaxpr(jaxpr.replace(invars=[jaxpr.invars[k] for k in keep]),
-                                       ()))
+        fun = jaxpr_as_fun(ClosedJaxpr(jaxpr, ()))
         fun.__name__ = name
-        self.jitted = jax.jit(_trace_once(fun), donate_argnums=donate)
+        self.jitted = _programs.program(
+            _trace_once(fun, lambda: _programs.holds_any(self.jitted),
+                        [(v.aval.shape, v.aval.dtype) for v in jaxpr.invars]),
+            self.ident, donate_argnums=donate)
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -298,6 +314,8 @@ class Program:
         if self._flat is None:
             fun = self.fun
             self._flat = lambda *a: tuple(fun(*a))
+            # its program and backward named by the jaxpr, as the step's own program is
+            self._flat_ident = _program_name.ident("compiled forward", self._jaxpr)
         edges = []
         for s in self.slots:
             edges.append(edge_of(s.t) if s.__class__ is Extra else None)
@@ -307,7 +325,7 @@ class Program:
                 by_array[j] = t
         edges.extend(edge_of(t) for t in by_array)
         return list(record(self._flat, (*consts, *arrays), tuple(edges),
-                           "CompiledFunctionBackward", self._reach_rows))
+                           "CompiledFunctionBackward", self._reach_rows, self._flat_ident))
 
     def _reach(self):
         """reach[k][i]: output k reaches leaf i of the program on the traced tape (see

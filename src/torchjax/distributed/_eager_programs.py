@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec
 
-from .. import _programs
+from .. import _program_place, _programs
 
 
 def _add_axis(a):
@@ -164,23 +164,47 @@ def _cutter(bounds: tuple):
 
 
 def spread(x, target):
-    """x, an array on one device, laid out on `target` (a NamedSharding over devices of
-    this process): jax.device_put's result. device_put cuts the pieces on x's device with a
+    """x, an array on one device, laid out on `target` (a sharding over devices of this
+    process: a NamedSharding, or the GSPMDSharding a loaded executable states its layout
+    in): jax.device_put's result. device_put cuts the pieces on x's device with a
     program of JAX's own (traced in every process); here the cut is named by the pieces'
     bounds, and each piece is then copied to its device. None where device_put does not cut
     (a replicated target) or this does not apply: then the caller uses device_put."""
-    if (not isinstance(target, NamedSharding) or not target.is_fully_addressable
+    if (not isinstance(target, jax.sharding.Sharding) or not target.is_fully_addressable
             or target.is_fully_replicated or len(x.sharding.device_set) != 1
             or jax.dtypes.issubdtype(x.dtype, jax.dtypes.extended)):
         return None
-    where = target.addressable_devices_indices_map(x.shape)
+    bounds, which, devices = _pieces(target, x.shape)
+    pieces = _cutter(bounds)(x)
+    pieces = [pieces[k] for k in which]
+    if _batched_device_put is not None:  # (JAX's own last step: each piece to its device at
+        return _batched_device_put(x.aval, target, pieces, devices)  # once, ~3x faster)
+    shards = [jax.device_put(p, d) for p, d in zip(pieces, devices)]
+    return jax.make_array_from_single_device_arrays(x.shape, target, shards)
+
+
+@functools.lru_cache(maxsize=1024)
+def _pieces(target, shape):
+    """(each distinct piece's (starts, stops), which piece each device takes, the devices):
+    what spread cuts, once per layout and shape (a step's labels are cut every call)."""
+    where = target.addressable_devices_indices_map(shape)
     bounds, which = [], []
     for index in where.values():
         b = (tuple(0 if s.start is None else s.start for s in index),
-             tuple(n if s.stop is None else s.stop for s, n in zip(index, x.shape)))
+             tuple(n if s.stop is None else s.stop for s, n in zip(index, shape)))
         if b not in bounds:
             bounds.append(b)
         which.append(bounds.index(b))
-    pieces = _cutter(tuple(bounds))(x)
-    shards = [jax.device_put(pieces[k], d) for k, d in zip(which, where)]
-    return jax.make_array_from_single_device_arrays(x.shape, target, shards)
+    return tuple(bounds), tuple(which), tuple(where)
+
+
+try:
+    from jax._src.interpreters.pxla import batched_device_put as _batched_device_put
+except ImportError:  # pragma: no cover - another jax
+    _batched_device_put = None
+
+
+# an uncommitted one-device argument of a sharded program (a batch's labels, which DDP does
+# not lay out) is cut the same way, rather than by JAX's `_multi_slice` (traced in every
+# process, a loaded program's call too): see _program_place.py
+_program_place.spread = spread

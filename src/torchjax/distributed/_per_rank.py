@@ -41,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
+from .. import _programs
 from .._untraceable import Untraceable
 from . import _coordinated, _eager_programs
 
@@ -285,12 +286,20 @@ class _Runner:
                                    else None)
         self.local = None
         self.spmd: dict = {}
+        self.ident = program.ident  # (its jaxpr's name for the program cache, or None)
+
+    def made(self) -> bool:
+        """Whether one of the programs holds an executable (see _program._trace_once)."""
+        return any(_programs.holds_any(p) for p in
+                   [self.local, *(got[0] for got in self.spmd.values())])
 
     def __call__(self, *inputs):
         spans = tuple(isinstance(x, jax.Array) and not x.is_fully_addressable for x in inputs)
         if not self.collective and not any(spans):
             if self.local is None:
-                self.local = jax.jit(self.fun, donate_argnums=self.donate)
+                self.local = _programs.program(
+                    self.fun, _programs.ident_of("per_rank local", self.ident)
+                    if self.ident else None, donate_argnums=self.donate)
             return self.local(*inputs)
         got = self.spmd.get(spans)
         if got is None:
@@ -316,4 +325,8 @@ class _Runner:
             per_rank, mesh=_mesh(), check_vma=False,
             in_specs=tuple(PartitionSpec() if s else PartitionSpec(AXIS) for s in spans),
             out_specs=tuple(PartitionSpec() if r else PartitionSpec(AXIS) for r in replicated))
-        return jax.jit(mapped, donate_argnums=self.donate), replicated
+        # named by the jaxpr, which inputs span the processes and the mesh (the process
+        # index is in every key: each rank has its own entry of its own trace)
+        ident = self.ident and _programs.ident_of("per_rank", self.ident, spans, replicated,
+                                                  _mesh())
+        return _programs.program(mapped, ident, donate_argnums=self.donate), replicated

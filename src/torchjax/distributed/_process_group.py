@@ -79,6 +79,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         kwargs = {}
         if timeout is not None:
             kwargs["initialization_timeout"] = int(timeout.total_seconds())
+        local = _local_device()
+        if local is not None:
+            kwargs["local_device_ids"] = [local]
         try:
             jax.distributed.initialize(address, num_processes=world, process_id=me, **kwargs)
         except RuntimeError as e:
@@ -101,6 +104,30 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     _STATE.timeout = timeout
     _STATE.backend = backend or ("gloo" if jax.default_backend() == "cpu" else "nccl")
     GroupMember.WORLD = ProcessGroup(list(range(world)))
+
+
+# what already says which GPU a process drives: JAX's own variable, or the platform's mask
+# (under which LOCAL_RANK would not be the device's index)
+_VISIBLE = ("JAX_LOCAL_DEVICE_IDS", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+            "HIP_VISIBLE_DEVICES")
+
+
+def _local_device() -> int | None:
+    """The one local GPU this process drives when torchrun (or torchjax's launcher) starts
+    several processes per host: LOCAL_RANK, as PyTorch's scripts pick theirs with
+    `torch.cuda.set_device(local_rank)`. JAX must be told when it joins the job
+    (`jax.distributed.initialize(local_device_ids=)`, which sets the CUDA and ROCm visible
+    devices and nothing else), or every process would take every GPU of the host. None with
+    one process per host (it drives all of its devices) or when the environment already
+    chose the devices (_VISIBLE)."""
+    try:
+        per_host = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        local = int(os.environ["LOCAL_RANK"])
+    except (KeyError, ValueError):
+        return None
+    if per_host <= 1 or any(os.environ.get(v) for v in _VISIBLE):
+        return None
+    return local
 
 
 def is_initialized() -> bool:

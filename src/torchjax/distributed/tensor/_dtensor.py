@@ -42,6 +42,14 @@ def _as_dtensor(t: Tensor, mesh: DeviceMesh, placements) -> DTensor:
     return d
 
 
+def _same_layout(t: Tensor, like: DTensor) -> DTensor:
+    """t (an alias of `like`'s values, made as a plain Tensor) as a DTensor of like's layout."""
+    t.__class__ = DTensor
+    t._mesh = like._mesh
+    t._placements = like._placements
+    return t
+
+
 # what the first DTensor installs (_propagate.py: the hook every op then pays): importing
 # torch.distributed.tensor must not slow down a program that makes no DTensor
 _ON_FIRST: list = []
@@ -73,6 +81,21 @@ class DTensor(Tensor):
     def __repr__(self) -> str:
         return (f"DTensor(local_tensor={self.to_local()!r}, device_mesh={self._mesh!r}, "
                 f"placements={self._placements})")
+
+    # a DTensor's alias without history is a DTensor, as in PyTorch: a module's state_dict
+    # (param.detach()) of an FSDP2 or tensor-parallel model holds DTensors
+    def detach(self) -> DTensor:
+        """A DTensor sharing this one's values, mesh and placements, with no autograd history."""
+        return _same_layout(Tensor.detach(self), self)
+
+    @property
+    def data(self) -> DTensor:
+        """The same values, mesh and placements without the autograd history (see Tensor.data)."""
+        return _same_layout(Tensor.data.fget(self), self)
+
+    @data.setter
+    def data(self, value):
+        Tensor.data.fset(self, value)
 
     # -- construction from shards ---------------------------------------------------------
 
