@@ -18,7 +18,7 @@ from ... import _dtypes
 from ..._autograd.grad_mode import is_grad_enabled
 from ..._dispatch import FUNCTIONS as _F
 from ..._dispatch import _explain_broadcast
-from ..._ops.structure import broadcast_tensors
+from ..._ops.stacking import broadcast_tensors
 from ..._tensor import Tensor
 from ..._x64 import scope, scoped
 
