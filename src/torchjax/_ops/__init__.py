@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     adaptive_pooling,
     attention,
     bessel,
+    binary_math,
     cholesky_solve,
     complex,
     conv,
