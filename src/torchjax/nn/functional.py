@@ -177,6 +177,10 @@ from ._functional.dropout import *
 from ._functional.helpers import *
 from ._functional.linear import *
 from ._functional.loss import *
+from ._functional.loss_binary import *
+from ._functional.loss_classes import *
+from ._functional.loss_ctc import *
+from ._functional.loss_ranking import *
 from ._functional.normalization import *
 from ._functional.pooling import *
 from ._functional.rnn import *
