@@ -157,3 +157,35 @@ def test_checking_functions_work_on_tracers():
     v2, g2 = f(x)
     np.testing.assert_allclose(v, v2, rtol=1e-5)
     np.testing.assert_allclose(g, g2, rtol=1e-5, atol=1e-6)
+
+
+def _pair_up(w_ref, v_ref, w, v):
+    """For each reference eigenpair, the index of the pair of (w, v) with the nearest
+    eigenvalue, and how far its eigenvector is from the reference one up to a unit phase
+    (geev's normalisation leaves that phase, a sign for real vectors, to the build)."""
+    out = []
+    for i in range(w_ref.shape[0]):
+        j = int(np.argmin(np.abs(w - w_ref[i])))
+        overlap = abs(np.vdot(v_ref[:, i], v[:, j]))
+        out.append((j, abs(w[j] - w_ref[i]), abs(overlap - 1)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_eig_pairs_match_pytorch_as_sets(seed):
+    # symmetric float32 matrices of order 20: MKL's geev (PyTorch) and jaxlib's often return
+    # these eigenvalues in different orders (the iteration converges to them in another
+    # order), so the pairs are compared as sets: every PyTorch eigenvalue is one of
+    # torchjax's, once, with the same eigenvector beside it
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(20, 20))
+    a = (a + a.T).astype(np.float32)
+    w_t, v_t = (x.numpy() for x in torch.linalg.eig(torch.tensor(a)))
+    w_j, v_j = (x.numpy() for x in torchjax.linalg.eig(torchjax.tensor(a)))
+    pairs = _pair_up(w_t, v_t, w_j, v_j)
+    assert sorted(j for j, _, _ in pairs) == list(range(20))
+    assert max(dw for _, dw, _ in pairs) < 1e-4 * np.abs(w_t).max()
+    assert max(dv for _, _, dv in pairs) < 1e-3
+    # and eigvals lists the same eigenvalues in eig's order
+    np.testing.assert_allclose(torchjax.linalg.eigvals(torchjax.tensor(a)).numpy(), w_j,
+                               rtol=1e-5, atol=1e-5)
