@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     igamma,
     index_writes,
     indexing,
+    inplace_hyperbolic,
     linalg,
     linalg_factorizations,
     linalg_norms,
