@@ -1,5 +1,5 @@
-"""nn.functional losses over class indices: nll_loss, cross_entropy, multi_margin_loss and
-multilabel_margin_loss, with PyTorch's checks of the indices (eager mode only, see loss.py)."""
+"""nn.functional losses over class indices: nll_loss, cross_entropy, linear_cross_entropy,
+multi_margin_loss and multilabel_margin_loss, with PyTorch's checks of the indices (eager mode only, see loss.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from .loss import (
 )
 
 __all__ = [
-    "cross_entropy", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "cross_entropy", "linear_cross_entropy", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss",
 ]
 
 
@@ -126,6 +127,47 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     row = "cross_entropy" if input.dim() <= 2 else "cross_entropy_2d"
     out = _F[row](input, target, weight, reduction, ignore_index, 0.0)
     return _nd_result(out, input, reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy of the logits linear(input, linear_weight, linear_bias). A weight of shape
+    (C, d1, ..., dK, in_features) gives logits (N, C, d1, ..., dK): the K-dimensional loss."""
+    if options is not None:
+        # PyTorch's chunked path only saves memory (same loss); XLA plans the memory itself
+        raise NotImplementedError("torchjax: linear_cross_entropy(options=...) (the chunked "
+                                  "computation) is not supported; pass options=None")
+    if not 1 <= input.dim() <= 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batch, n_in = tuple(input.shape[:-1]), input.shape[-1]
+    if linear_weight.shape[-1] != n_in:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {n_in} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    classes = tuple(linear_weight.shape[:-1])  # (C, d1, ..., dK)
+    if linear_bias is not None and tuple(linear_bias.shape) != classes:
+        raise RuntimeError(f"expected linear_bias shape {classes}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if len(classes) > 1 and not batch:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, {n_in}), "
+                           f"got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = batch + classes
+    probabilities = tuple(target.shape) == logits_shape
+    if probabilities and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    # one matrix product over the flattened classes, as a Linear layer with C*d1*...*dK outputs
+    flat = int(np.prod(classes))
+    logits = _F["linear"](input, linear_weight.reshape(flat, n_in),
+                          None if linear_bias is None else linear_bias.reshape(flat))
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight,
+                         reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
 
 
 def _check_label_smoothing(label_smoothing):
