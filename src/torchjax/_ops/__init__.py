@@ -55,6 +55,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     statistics,
     strided,
     structure,
+    tensor_memory,
     tensor_products,
     torch_linalg,
     triangular_solve,
