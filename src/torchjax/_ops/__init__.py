@@ -6,6 +6,8 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     adaptive_pooling,
     attention,
     bessel,
+    bessel_jy,
+    bessel_k,
     binary_math,
     cholesky_solve,
     complex,
