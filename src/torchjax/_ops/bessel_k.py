@@ -78,7 +78,7 @@ def _k(input, order, scaled):
     else:
         value = jnp.where(low, series, integral * jnp.exp(-far))
     value = jnp.where(x == 0, jnp.inf, jnp.where(x < 0, jnp.nan, value))
-    value = jnp.where(jnp.isposinf(x), 0.0, value)
+    value = jnp.where(jnp.isposinf(x), 0.0, jnp.where(jnp.isnan(x), jnp.nan, value))
     return value.astype(input.dtype)
 
 
