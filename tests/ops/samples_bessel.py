@@ -1,7 +1,7 @@
 """Samples for the rows in _ops/bessel.py (torch.special.modified_bessel_i0 / i1,
 spherical_bessel_j0), _ops/bessel_jy.py (bessel_j0, j1, y0, y1) and _ops/bessel_k.py
-(modified_bessel_k0, k1 and their scaled forms): not differentiable in PyTorch, values
-only."""
+(modified_bessel_k0, k1 and their scaled forms) and _ops/airy.py (airy_ai): not
+differentiable in PyTorch, values only."""
 
 import numpy as np
 
@@ -68,3 +68,18 @@ def _k_samples(name):
 SAMPLES.update({f"special_{n}": _k_samples(n) for n in (
     "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
     "scaled_modified_bessel_k1")})
+
+# airy_ai: each range of airy.py's (asymptotic below -7.5, series to 2, K_1/3 above) and their
+# edges, where the result underflows (x > ~104), infinities and nan
+_AIRY = np.concatenate([np.linspace(-40, 110, 301), [-7.5, -7.4999, 1.9999, 2.0, -0.0, np.inf,
+                                                     -np.inf, np.nan]])
+
+SAMPLES["special_airy_ai"] = [
+    # PyTorch's float64 kernel is off by up to ~3e-6 near x = -2.1 (SciPy agrees with
+    # torchjax to ~1e-11 there)
+    S(_AIRY, grad=False, atol=5e-6, rtol=1e-6, desc="float64"),
+    S(_AIRY[_AIRY > -8].astype("float32"), grad=False, atol=5e-6, rtol=1e-5),
+    S(np.array([0, 1, -3, 200], np.int64), grad=False, desc="int64 -> float32"),
+    S(np.ones(2, np.float16), grad=False,
+      call=raises(lambda lib, a: lib.special.airy_ai(a)), desc="no half kernel"),
+]

@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     _internal,
     activation,
     adaptive_pooling,
+    airy,
     attention,
     bessel,
     bessel_jy,

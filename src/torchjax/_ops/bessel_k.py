@@ -52,19 +52,23 @@ def _series(x):
     return k0, k1
 
 
-def _scaled_integral(x):
-    """(exp(x) K0(x), exp(x) K1(x)) of x >= 2 by the trapezoidal rule (see the docstring)."""
-    s0 = jnp.zeros_like(x)
-    s1 = jnp.zeros_like(x)
+def scaled_k_integral(x, order):
+    """exp(x) K_order(x) of x >= 2 (any real order) by the trapezoidal rule (see the
+    docstring): cosh(order t) is 1 + u^2/x for order 1, else computed from t =
+    2 asinh(u / sqrt(2x))."""
+    total = jnp.zeros_like(x)
     root = jnp.sqrt(2 * x)
     for k in range(_NODES):
         u = k * _STEP
         weight = _STEP * math.exp(-u * u) * (0.5 if k == 0 else 1.0)
         # 2 / sqrt(2x + u^2), written so that a huge x does not overflow
-        g0 = 2 / (root * jnp.sqrt(1 + u * u / (2 * x)))
-        s0 = s0 + weight * g0
-        s1 = s1 + weight * g0 * (1 + u * u / x)
-    return s0, s1
+        g = 2 / (root * jnp.sqrt(1 + u * u / (2 * x)))
+        if order == 1:
+            g = g * (1 + u * u / x)
+        elif order != 0:
+            g = g * jnp.cosh(order * 2 * jnp.arcsinh(u / root))
+        total = total + weight * g
+    return total
 
 
 def _k(input, order, scaled):
@@ -72,7 +76,7 @@ def _k(input, order, scaled):
     low = x < _SERIES_BELOW
     series = _series(jnp.where(low & (x > 0), x, 1.0))[order]
     far = jnp.where(low | ~jnp.isfinite(x), 3.0, x)
-    integral = _scaled_integral(far)[order]
+    integral = scaled_k_integral(far, order)
     if scaled:
         value = jnp.where(low, series * jnp.exp(jnp.where(low, x, 0.0)), integral)
     else:
