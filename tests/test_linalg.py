@@ -189,3 +189,32 @@ def test_eig_pairs_match_pytorch_as_sets(seed):
     # and eigvals lists the same eigenvalues in eig's order
     np.testing.assert_allclose(torchjax.linalg.eigvals(torchjax.tensor(a)).numpy(), w_j,
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, a: lib.linalg.ldl_factor(a),
+    lambda lib, a: lib.linalg.ldl_factor_ex(a, check_errors=True),
+])
+def test_ldl_factor_of_a_singular_matrix_raises_as_pytorch(fn):
+    # PyTorch reports a zero pivot through an internal assert; its key phrase is the code
+    msgs = []
+    for lib in (torch, torchjax):
+        with pytest.raises(RuntimeError) as e:
+            fn(lib, lib.tensor(np.diag([1.0, 0.0, 0.0])))
+        msgs.append(str(e.value))
+    assert "Unknown error code: 2." in msgs[0] and msgs[1].endswith("Unknown error code: 2.")
+
+
+def test_ldl_solve_takes_int64_pivots_and_checks_their_shape():
+    a = np.array([[2.0, 1.0, 0.0], [1.0, -3.0, 4.0], [0.0, 4.0, 0.5]])
+    b = np.arange(6.0).reshape(3, 2)
+    out, msgs = [], []
+    for lib in (torch, torchjax):
+        LD, pivots = lib.linalg.ldl_factor(lib.tensor(a))
+        out.append(lib.linalg.ldl_solve(LD, pivots.long(), lib.tensor(b)).numpy())
+        with pytest.raises(RuntimeError) as e:
+            lib.linalg.ldl_solve(LD, pivots[:2], lib.tensor(b))
+        msgs.append(str(e.value))
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12)
+    np.testing.assert_allclose(a @ out[1], b, atol=1e-12)
+    assert msgs[1] == msgs[0]

@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     index_writes,
     indexing,
     inplace_hyperbolic,
+    ldl,
     linalg,
     linalg_factorizations,
     linalg_norms,
