@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     deprecated_norms,
     eig,
     fold,
+    fractional_pooling,
     hash_tensor,
     histogram,
     householder,

@@ -174,6 +174,7 @@ def threshold_(input, threshold, value):
 from ._functional.attention import *
 from ._functional.conv import *
 from ._functional.dropout import *
+from ._functional.fractional_pooling import *
 from ._functional.helpers import *
 from ._functional.linear import *
 from ._functional.loss import *
