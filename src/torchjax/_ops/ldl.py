@@ -19,12 +19,11 @@ import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ._nograd import no_derivative
 from ._registry import op
 from .special import _not_implemented_for
-from .torch_linalg import _batch_prefix, _concrete, _name, _need_float, _square_float
+from .torch_linalg import _name, _need_float, _no_out, _raise_info, _square_float
 
 _ALPHA = (1 + math.sqrt(17)) / 8
 _FACTOR_NO_GRAD = no_derivative("derivative for aten::linalg_ldl_factor_ex is not implemented")
@@ -203,34 +202,23 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
 def ldl_factor(A, *, hermitian=False, out=None):
     """LD and pivots of the LDL^T factorization of symmetric A (see ldl_factor_ex)."""
     from .._dispatch import _return_type, call_op
-    if out is not None:
-        raise NotImplementedError("torchjax.linalg: the out= argument is not supported here")
+    _no_out(out)
     res = call_op("linalg_ldl_factor_ex", A, hermitian=hermitian)
-    _raise_info(res.info, "torch.linalg.ldl_factor")
+    _check_info(res.info, "torch.linalg.ldl_factor")
     return _return_type("linalg_ldl_factor", ("LD", "pivots"))(res.LD, res.pivots)
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     """LD, pivots and LAPACK's info; raises for a singular A only when check_errors."""
     from .._dispatch import call_op
-    if out is not None:
-        raise NotImplementedError("torchjax.linalg: the out= argument is not supported here")
+    _no_out(out)
     res = call_op("linalg_ldl_factor_ex", A, hermitian=hermitian)
     if check_errors:
-        _raise_info(res.info, "torch.linalg.ldl_factor_ex")
+        _check_info(res.info, "torch.linalg.ldl_factor_ex")
     return res
 
 
-def _raise_info(info_t, fname):
-    # PyTorch reports a zero pivot of D (info > 0) through an internal assert whose key
-    # phrase is "Unknown error code"
-    if not _concrete(info_t):
-        return
-    info = np.asarray(info_t._data)
-    flat = info.reshape(-1)
-    bad = np.flatnonzero(flat)
-    if bad.size:
-        k = int(bad[0])
-        raise RuntimeError(f"{fname}: " + _batch_prefix(info, k)
-                           + f"Unknown error code: {int(flat[k])}.")
-
+def _check_info(info, fname):
+    # PyTorch reports a zero pivot of D (info > 0) through an internal assert, a
+    # RuntimeError whose key phrase is the code
+    _raise_info(info, fname, lambda i: f"Unknown error code: {i}.", RuntimeError)

@@ -112,8 +112,9 @@ def _concrete(t):
     return not isinstance(t._data, jax.core.Tracer)
 
 
-def _raise_info(info_t, fname, message):
-    """Raise LinAlgError when a concrete info tensor is nonzero (message(first nonzero info))."""
+def _raise_info(info_t, fname, message, error=LinAlgError):
+    """Raise error (LinAlgError) when a concrete info tensor is nonzero (message(first
+    nonzero info))."""
     if not _concrete(info_t):
         return
     info = np.asarray(info_t._data)
@@ -121,7 +122,7 @@ def _raise_info(info_t, fname, message):
     bad = np.flatnonzero(flat)
     if bad.size:
         k = int(bad[0])
-        raise LinAlgError(f"{fname}: " + _batch_prefix(info, k) + message(int(flat[k])))
+        raise error(f"{fname}: " + _batch_prefix(info, k) + message(int(flat[k])))
 
 
 def _singular_inv(i):
