@@ -414,3 +414,18 @@ def test_moving_windows_are_views_and_compile_once():
     for lib in LIBS:
         p = lib.arange(10.0, requires_grad=True)
         assert p[2:5].grad_fn.name() == "SliceBackward0"
+
+
+def test_setitem_false_writes_nothing_as_pytorch():
+    # PyTorch returns at once for x[False] = v: no node, no new version, even for a value
+    # that could not be written (its shape is not checked)
+    out = []
+    for lib in (torch, torchjax):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        before = y._version
+        y[False] = lib.zeros(5)
+        y[False] = 1.0
+        y.sum().backward()
+        out.append((y._version - before, y.grad_fn.name(), x.grad.tolist()))
+    assert out[1] == out[0]

@@ -157,3 +157,64 @@ def test_checking_functions_work_on_tracers():
     v2, g2 = f(x)
     np.testing.assert_allclose(v, v2, rtol=1e-5)
     np.testing.assert_allclose(g, g2, rtol=1e-5, atol=1e-6)
+
+
+def _pair_up(w_ref, v_ref, w, v):
+    """For each reference eigenpair, the index of the pair of (w, v) with the nearest
+    eigenvalue, and how far its eigenvector is from the reference one up to a unit phase
+    (geev's normalisation leaves that phase, a sign for real vectors, to the build)."""
+    out = []
+    for i in range(w_ref.shape[0]):
+        j = int(np.argmin(np.abs(w - w_ref[i])))
+        overlap = abs(np.vdot(v_ref[:, i], v[:, j]))
+        out.append((j, abs(w[j] - w_ref[i]), abs(overlap - 1)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_eig_pairs_match_pytorch_as_sets(seed):
+    # symmetric float32 matrices of order 20: MKL's geev (PyTorch) and jaxlib's often return
+    # these eigenvalues in different orders (the iteration converges to them in another
+    # order), so the pairs are compared as sets: every PyTorch eigenvalue is one of
+    # torchjax's, once, with the same eigenvector beside it
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(20, 20))
+    a = (a + a.T).astype(np.float32)
+    w_t, v_t = (x.numpy() for x in torch.linalg.eig(torch.tensor(a)))
+    w_j, v_j = (x.numpy() for x in torchjax.linalg.eig(torchjax.tensor(a)))
+    pairs = _pair_up(w_t, v_t, w_j, v_j)
+    assert sorted(j for j, _, _ in pairs) == list(range(20))
+    assert max(dw for _, dw, _ in pairs) < 1e-4 * np.abs(w_t).max()
+    assert max(dv for _, _, dv in pairs) < 1e-3
+    # and eigvals lists the same eigenvalues in eig's order
+    np.testing.assert_allclose(torchjax.linalg.eigvals(torchjax.tensor(a)).numpy(), w_j,
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, a: lib.linalg.ldl_factor(a),
+    lambda lib, a: lib.linalg.ldl_factor_ex(a, check_errors=True),
+])
+def test_ldl_factor_of_a_singular_matrix_raises_as_pytorch(fn):
+    # PyTorch reports a zero pivot through an internal assert; its key phrase is the code
+    msgs = []
+    for lib in (torch, torchjax):
+        with pytest.raises(RuntimeError) as e:
+            fn(lib, lib.tensor(np.diag([1.0, 0.0, 0.0])))
+        msgs.append(str(e.value))
+    assert "Unknown error code: 2." in msgs[0] and msgs[1].endswith("Unknown error code: 2.")
+
+
+def test_ldl_solve_takes_int64_pivots_and_checks_their_shape():
+    a = np.array([[2.0, 1.0, 0.0], [1.0, -3.0, 4.0], [0.0, 4.0, 0.5]])
+    b = np.arange(6.0).reshape(3, 2)
+    out, msgs = [], []
+    for lib in (torch, torchjax):
+        LD, pivots = lib.linalg.ldl_factor(lib.tensor(a))
+        out.append(lib.linalg.ldl_solve(LD, pivots.long(), lib.tensor(b)).numpy())
+        with pytest.raises(RuntimeError) as e:
+            lib.linalg.ldl_solve(LD, pivots[:2], lib.tensor(b))
+        msgs.append(str(e.value))
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12)
+    np.testing.assert_allclose(a @ out[1], b, atol=1e-12)
+    assert msgs[1] == msgs[0]

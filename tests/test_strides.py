@@ -184,3 +184,14 @@ def test_empty_strided_and_as_strided_match_pytorch():
     assert base.tolist() == [0, 0, 0, 5, 0, 0]
     with pytest.raises(RuntimeError, match="out of bounds for storage of size"):
         tj.zeros(4).as_strided((3,), (2,))
+
+
+def test_as_strided_scatter_gradient_by_finite_differences():
+    # PyTorch 2.13's own gradients are wrong here (its gradcheck fails): the overwritten
+    # elements of input get none, the others theirs; src gets the elements it was written to
+    rng = np.random.default_rng(0)
+    src = tj.tensor(rng.normal(size=(2, 2)), requires_grad=True)
+    for view in (lambda a: a * 2, lambda a: a.t(), lambda a: a[1:]):
+        a = tj.tensor(rng.normal(size=(3, 4)), requires_grad=True)
+        assert tj.autograd.gradcheck(
+            lambda a, src: tj.as_strided_scatter(view(a), src, (2, 2), (3, 1), 1), (a, src))

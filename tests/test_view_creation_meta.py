@@ -37,6 +37,17 @@ def _setitem_on_split(lib):
     return x, y
 
 
+def _setitem_on(output, key, value=0.0):
+    """x[key] = value on output(lib, y) of a multi-output view op; PyTorch writes through the
+    view the key makes (Select, Slice, Unsqueeze), or into the output itself, and names that
+    view in its error."""
+    def case(lib):
+        x, y = _base(lib)
+        output(lib, y)[key(lib) if callable(key) else key] = value
+        return x, y
+    return case
+
+
 def _split_under_no_grad_write(lib):
     x, y = _base(lib)
     parts = y.split(2)
@@ -72,6 +83,17 @@ CASES = {
     "leaf split": lambda lib: _base(lib)[0].split(2)[0].mul_(2),
     "view of a split output": lambda lib: _base(lib)[1].split(2)[0][1].mul_(2),
     "setitem on a split output": _setitem_on_split,
+    "setitem slice on a chunk output": _setitem_on(lambda lib, y: y.chunk(2)[1], slice(1, None)),
+    "setitem None on an unbind output": _setitem_on(lambda lib, y: y.unbind(1)[0], None),
+    "setitem True on a split output": _setitem_on(lambda lib, y: y.split(2)[0], True),
+    "setitem int and full slice": _setitem_on(lambda lib, y: y.split(2)[0], (1, slice(None))),
+    "setitem full slice, int": _setitem_on(lambda lib, y: y.split(2)[0], (slice(None), 1)),
+    "setitem int and index list": _setitem_on(lambda lib, y: y.split(2)[0], (1, [0, 2])),
+    "setitem full slice": _setitem_on(lambda lib, y: y.split([1, 3])[1], slice(None)),
+    "setitem ellipsis": _setitem_on(lambda lib, y: y.split(2)[1], Ellipsis),
+    "setitem index tensor": _setitem_on(lambda lib, y: y.split(2)[0],
+                                        lambda lib: lib.tensor([0])),
+    "setitem False writes nothing": _setitem_on(lambda lib, y: y.split(2)[0], False),
     "view made under no_grad": _no_grad_view,
     "view of a view made under no_grad": _no_grad_view_of_view,
     "split written under no_grad": _split_under_no_grad_write,
@@ -99,13 +121,12 @@ def test_inplace_on_views_as_pytorch(name):
     want, got = _outcome(torch, name), _outcome(torchjax, name)
     assert got[0] == want[0], (got, want)
     if want[0] == "error":
-        # PyTorch names the node of the view it modifies: for `y.split(2)[0][0] = v` the
-        # Select it makes (torchjax writes through the split output itself), and for a view
-        # of a no_grad view "Output 0 of Select is a view of a view which was created in
-        # no_grad mode"; the reason, which says what to do, is the same sentence
+        # PyTorch names the node of the view it modifies: for a view of a no_grad view
+        # "Output 0 of Select is a view of a view which was created in no_grad mode"; the
+        # reason, which says what to do, is the same sentence
         assert got[1].split(". ", 1)[1] == want[1].split(". ", 1)[1]
         assert ("no_grad mode" in got[1]) == ("no_grad mode" in want[1])
-        if name not in ("setitem on a split output", "view of a view made under no_grad"):
+        if name != "view of a view made under no_grad":
             assert got[1] == want[1]
     else:
         np.testing.assert_allclose(got[1], want[1])

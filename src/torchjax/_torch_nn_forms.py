@@ -21,6 +21,7 @@ from ._tensor import Tensor
 from .nn import functional as F
 from .nn._functional import dropout as _dropout
 from .nn._functional import loss as _loss
+from .nn._functional import loss_ranking as _loss_ranking
 from .nn._functional import normalization as _norm
 
 __all__ = [
@@ -265,7 +266,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
                         reduction=1):
     red = _reduction("triplet_margin_loss", 8, reduction)
-    _loss._check_triplet_dims(anchor, positive, negative)  # ATen's check and message
+    _loss_ranking._check_triplet_dims(anchor, positive, negative)  # ATen's check and message
     out = _F["triplet_margin_loss"](anchor, positive, negative, margin, p, eps, swap)
     return _loss._reduced(out, red)
 

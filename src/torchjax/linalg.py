@@ -15,10 +15,11 @@ from ._ops.torch_linalg import (  # noqa: E402,F401
     cholesky_ex,
     inv,
     inv_ex,
-    lstsq,
     solve,
     solve_ex,
 )
 
 matmul = _F["matmul"]  # torch.linalg.matmul is torch.matmul
+from ._ops.ldl import ldl_factor, ldl_factor_ex  # noqa: E402,F401
+from ._ops.linalg_pinv import lstsq  # noqa: E402,F401
 from ._ops.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: E402,F401

@@ -1,13 +1,12 @@
-"""nn.Module's behaviour and the Linear-family layers against PyTorch: registration and its
-errors, traversal, state_dict / load_state_dict, modes, conversions, hooks, repr, pickling;
-Identity, Linear, Bilinear and LazyLinear outputs, gradients, state_dicts and reprs."""
+"""nn.Module's behaviour against PyTorch: registration and its errors, traversal, modes,
+conversions, hooks, repr, pickling and the global registration hooks (state dicts:
+test_module_state.py)."""
 
 from __future__ import annotations
 
 import copy
 import pickle
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -15,60 +14,7 @@ import torch
 
 import torchjax
 
-LIBS = (torch, torchjax)
-RNG = np.random.default_rng(0)
-
-
-def _error(fn, lib):
-    with pytest.raises(Exception) as info:
-        fn(lib)
-    return type(info.value), str(info.value)
-
-
-def same_error(fn):
-    """fn(lib) raises the same exception type and message in both libraries."""
-    expected, got = (_error(fn, lib) for lib in LIBS)
-    assert got == expected
-
-
-def to_jax_state(sd):
-    return OrderedDict((k, torchjax.tensor(v.detach().numpy())) for k, v in sd.items())
-
-
-def copy_weights(tm, jm):
-    jm.load_state_dict(to_jax_state(tm.state_dict()))
-
-
-def make_net(lib):
-    """A model with a shared parameter and module, buffers of both kinds and a None slot."""
-    nn = lib.nn
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = nn.Linear(3, 4)
-            self.register_buffer("steps", lib.zeros((), dtype=lib.int64))
-            self.register_buffer("cache", lib.ones(2), persistent=False)
-            self.register_parameter("unused", None)
-
-        def forward(self, x):
-            return self.lin(x).relu()
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.block = Block()
-            self.scale = nn.Parameter(lib.ones(4))
-            self.head = nn.Linear(4, 2)
-            self.tied = self.block  # the same module twice
-            self.head2 = nn.Linear(4, 2)
-            self.head2.weight = self.head.weight  # a shared parameter
-
-        def forward(self, x):
-            return self.head(self.block(x) * self.scale)
-
-    return Net()
-
+from ._module_common import LIBS, make_net, same_error
 
 # -- registration -----------------------------------------------------------------------------
 
@@ -204,132 +150,6 @@ def test_get_and_set_submodule():
                 lambda m, nn: m.set_submodule("block.new", nn.ReLU(), strict=True),
                 lambda m, nn: m.set_submodule("scale", nn.ReLU())):
         same_error(lambda lib, bad=bad: bad(make_net(lib), lib.nn))
-
-
-# -- state dicts ------------------------------------------------------------------------------
-
-def test_state_dict_keys_values_and_metadata():
-    tm, jm = make_net(torch), make_net(torchjax)
-    copy_weights(tm, jm)
-    tsd, jsd = tm.state_dict(), jm.state_dict()
-    assert list(jsd) == list(tsd)
-    for k in tsd:
-        np.testing.assert_array_equal(jsd[k].numpy(), tsd[k].numpy())
-        assert not jsd[k].requires_grad
-    assert dict(jsd._metadata) == dict(tsd._metadata)
-    kept = jm.state_dict(keep_vars=True)
-    assert kept["scale"] is jm.scale and kept["scale"].requires_grad
-    assert list(jm.state_dict(prefix="net.")) == list(tm.state_dict(prefix="net."))
-    with pytest.warns(FutureWarning, match="Positional args are being deprecated"):
-        assert list(jm.state_dict(OrderedDict(), "p.")) == ["p." + k for k in tsd]
-
-
-def test_load_state_dict_results_and_messages():
-    for lib in LIBS:
-        m = lib.nn.Linear(2, 3)
-        res = m.load_state_dict(m.state_dict())
-        assert repr(res) == "<All keys matched successfully>"
-    results = []
-    for lib in LIBS:
-        m = lib.nn.Linear(2, 3)
-        sd = {"weight": lib.zeros(3, 2), "extra": lib.zeros(1)}
-        res = m.load_state_dict(sd, strict=False)
-        results.append((repr(res), res.missing_keys, res.unexpected_keys,
-                        m.weight.detach().numpy().tolist()))
-    assert results[0] == results[1]
-
-    def bad_load(lib):
-        m = lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.ReLU())
-        m.load_state_dict({"0.weight": lib.zeros(3, 4), "0.other": lib.zeros(1)})
-    same_error(bad_load)
-    same_error(lambda lib: lib.nn.Linear(2, 3).load_state_dict(
-        {"weight": lib.zeros(2, 2), "bias": lib.zeros(3)}, strict=False))
-    same_error(lambda lib: lib.nn.Linear(2, 3).load_state_dict(
-        {"weight": np.zeros((3, 2)), "bias": lib.zeros(3)}))
-    same_error(lambda lib: lib.nn.Linear(2, 3).load_state_dict([("weight", lib.zeros(3, 2))]))
-
-
-def test_load_state_dict_is_all_or_nothing():
-    m = torchjax.nn.Sequential(torchjax.nn.Linear(2, 2), torchjax.nn.Linear(2, 3))
-    before = {k: v.clone() for k, v in m.state_dict().items()}
-    bad = {k: torchjax.zeros(v.shape) for k, v in before.items()}
-    bad["1.weight"] = torchjax.zeros(4, 4)
-    with pytest.raises(RuntimeError, match=r"size mismatch for 1.weight: copying a param with "
-                                           r"shape torch.Size\(\[4, 4\]\) from checkpoint"):
-        m.load_state_dict(bad)
-    del bad["1.weight"]
-    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "1.weight"'):
-        m.load_state_dict(bad, assign=True)
-    for k, v in m.state_dict().items():
-        np.testing.assert_array_equal(v.numpy(), before[k].numpy())
-    assert isinstance(m[0].weight, torchjax.nn.Parameter)
-
-
-def test_load_state_dict_copy_and_assign():
-    m = torchjax.nn.Linear(2, 3)
-    w = m.weight
-    m.load_state_dict({"weight": torchjax.ones(3, 2, dtype=torchjax.float64),
-                       "bias": torchjax.ones(3)})
-    assert m.weight is w and w.dtype == torchjax.float32 and w._version > 0
-    src = torchjax.full((3, 2), 2.0)
-    m.load_state_dict({"weight": src, "bias": torchjax.ones(3)}, assign=True)
-    assert m.weight is not w and isinstance(m.weight, torchjax.nn.Parameter)
-    assert m.weight.requires_grad and float(m.weight.sum()) == 12.0
-    # a 1-element checkpoint entry loads into a 0-d parameter
-    for lib in LIBS:
-        mm = lib.nn.Module()
-        mm.p = lib.nn.Parameter(lib.tensor(0.0))
-        mm.load_state_dict({"p": lib.tensor([5.0])})
-        assert mm.p.shape == () and float(mm.p.detach()) == 5.0
-
-
-def test_state_dict_and_load_hooks():
-    def run(lib):
-        calls = []
-        m = lib.nn.Linear(2, 2)
-        m.register_state_dict_pre_hook(lambda mod, prefix, keep: calls.append(("pre", prefix)))
-
-        def post(mod, sd, prefix, meta):
-            sd[prefix + "note"] = lib.ones(1)
-        m.register_state_dict_post_hook(post)
-        keys = list(m.state_dict(prefix="x."))
-        m.register_load_state_dict_pre_hook(
-            lambda mod, sd, prefix, *rest: calls.append(("load_pre", sorted(sd))))
-
-        def forgive(mod, incompatible):
-            calls.append(("load_post", list(incompatible.unexpected_keys)))
-            incompatible.unexpected_keys.clear()
-        handle = m.register_load_state_dict_post_hook(forgive)
-        m.load_state_dict({**m.state_dict(), "extra": lib.ones(1)})
-        handle.remove()
-        return calls, keys
-    assert run(torchjax) == run(torch)
-    same_error(lambda lib: lib.nn.Linear(1, 1).register_load_state_dict_post_hook(
-        lambda m, k: 1).remove() or _load_with_bad_post_hook(lib))
-
-
-def _load_with_bad_post_hook(lib):
-    m = lib.nn.Linear(1, 1)
-    m.register_load_state_dict_post_hook(lambda mod, keys: 1)
-    m.load_state_dict(m.state_dict())
-
-
-def test_extra_state_round_trip():
-    def make(lib):
-        class WithExtra(lib.nn.Linear):
-            def get_extra_state(self):
-                return {"n": 7}
-
-            def set_extra_state(self, state):
-                self.loaded = state
-        return WithExtra(2, 2)
-    tm, jm = make(torch), make(torchjax)
-    assert list(jm.state_dict()) == list(tm.state_dict()) == ["weight", "bias", "_extra_state"]
-    jm.load_state_dict(jm.state_dict())
-    assert jm.loaded == {"n": 7}
-    same_error(lambda lib: lib.nn.Linear(1, 1).load_state_dict(
-        {"weight": lib.ones(1, 1), "bias": lib.ones(1), "_extra_state": 1}))
-
 
 # -- modes, gradients, conversions ------------------------------------------------------------
 
@@ -509,85 +329,6 @@ def test_pickle_and_deepcopy():
 
 def _pickle_hook(module, args, out):
     return out
-
-
-# -- layers -----------------------------------------------------------------------------------
-
-def _forward_backward(tm, jm, *shapes, seed=1, same_node=True):
-    rng = np.random.default_rng(seed)
-    xs = [rng.normal(size=s).astype(np.float32) for s in shapes]
-    outs = []
-    for lib, m in ((torch, tm), (torchjax, jm)):
-        ins = [lib.tensor(x, requires_grad=True) for x in xs]
-        y = m(*ins)
-        (y * lib.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(
-            tuple(y.shape)))).sum().backward()
-        outs.append((y.detach().numpy(), [i.grad.numpy() for i in ins],
-                     [p.grad.numpy() for p in m.parameters()], y.grad_fn.name()))
-    (yt, gt, pt, nt), (yj, gj, pj, nj) = outs
-    np.testing.assert_allclose(yj, yt, rtol=1e-5, atol=1e-5)
-    for a, b in zip(gj + pj, gt + pt):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-    assert nj == nt or not same_node
-
-
-@pytest.mark.parametrize("bias", [True, False])
-def test_bilinear_matches(bias):
-    tm, jm = (lib.nn.Bilinear(3, 4, 2, bias=bias) for lib in LIBS)
-    copy_weights(tm, jm)
-    assert repr(jm) == repr(tm) and list(jm.state_dict()) == list(tm.state_dict())
-    _forward_backward(tm, jm, *(((5, 3), (5, 4)) if bias else ((2, 3, 3), (2, 3, 4))))
-
-
-@pytest.mark.parametrize("shapes", [((5, 3), (3,)), ((5, 3), (4, 4)), ((5, 2), (5, 4)),
-                                    ((5, 3), (5, 3))])
-def test_bilinear_errors(shapes):
-    def fn(lib):
-        m = lib.nn.Bilinear(3, 4, 2)
-        m(lib.zeros(*shapes[0]), lib.zeros(*shapes[1]))
-    same_error(fn)
-    same_error(lambda lib: lib.nn.functional.bilinear(
-        lib.zeros(5, 3), lib.zeros(5, 4), lib.zeros(2, 3, 4), lib.zeros(3)))
-    same_error(lambda lib: lib.nn.functional.bilinear(
-        lib.zeros(5, 3, dtype=lib.float64), lib.zeros(5, 4), lib.zeros(2, 3, 4), lib.zeros(2)))
-    same_error(lambda lib: lib.nn.Bilinear(0, 4, 2))
-
-
-def test_linear_and_identity():
-    tm, jm = (lib.nn.Linear(3, 2, bias=False) for lib in LIBS)
-    copy_weights(tm, jm)
-    assert repr(jm) == repr(tm) == "Linear(in_features=3, out_features=2, bias=False)"
-    _forward_backward(tm, jm, (4, 3))
-    ident = torchjax.nn.Identity(54, unused="x")
-    x = torchjax.ones(2)
-    assert ident(x) is x and repr(ident) == "Identity()"
-    w = torchjax.nn.Linear(3, 2, dtype=torchjax.float64).weight
-    assert w.dtype == torchjax.float64 and float(w.abs().max()) <= 1 / np.sqrt(3)
-
-
-def test_lazy_linear():
-    tm, jm = (lib.nn.LazyLinear(2) for lib in LIBS)
-    assert repr(jm) == repr(tm) and repr(jm.weight) == "<UninitializedParameter>"
-    assert repr(jm.state_dict()) == repr(tm.state_dict())
-    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
-        jm.weight.shape
-    x = np.ones((4, 3), np.float32)
-    tm(torch.tensor(x))
-    jm(torchjax.tensor(x))
-    assert type(jm) is torchjax.nn.Linear and repr(jm) == repr(tm)
-    assert type(jm.weight) is torchjax.nn.Parameter and jm.weight.shape == (2, 3)
-    assert not jm._forward_pre_hooks and not hasattr(jm, "_initialize_hook")
-    copy_weights(tm, jm)
-    _forward_backward(tm, jm, (4, 3))
-    # loading a checkpoint materializes the parameters; in_features follows the first input
-    lazy = torchjax.nn.LazyLinear(2)
-    lazy.load_state_dict(to_jax_state(tm.state_dict()))
-    assert lazy.weight.shape == (2, 3) and lazy.in_features == 0
-    out = lazy(torchjax.tensor(x))
-    assert lazy.in_features == 3 and type(lazy) is torchjax.nn.Linear
-    np.testing.assert_allclose(out.detach().numpy(), tm(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-6)
-
 
 def test_buffer_and_parameter_constructors():
     same_error(lambda lib: lib.nn.Parameter(lib.tensor([1, 2])))

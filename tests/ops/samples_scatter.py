@@ -1,4 +1,5 @@
-"""Samples for the rows in _ops/scatter.py.
+"""Samples for the rows in _ops/scatter.py (the public functions: scatter_functions.py and
+index_writes.py).
 
 scatter, index_copy and put(accumulate=False) with repeated indices are nondeterministic in
 PyTorch, so their samples use unique write positions; the accumulating ops repeat them.

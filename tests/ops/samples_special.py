@@ -1,4 +1,4 @@
-"""Samples for the rows in _ops/special.py.
+"""Samples for the rows in _ops/special.py and _ops/binary_math.py.
 
 Besides random inputs, each row gets the values where PyTorch has its own conventions: poles,
 zeros, infinities and nan, and the places where PyTorch's gradient formula is masked."""

@@ -1,4 +1,4 @@
-"""Samples for the rows in _ops/structure.py."""
+"""Samples for the rows in _ops/structure.py, stacking.py, splitting.py and tensor_products.py."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Samples for the rows in _ops/torch_linalg.py."""
+"""Samples for the rows in _ops/torch_linalg.py and _ops/linalg_{factorizations,norms,pinv,products}.py."""
 
 import numpy as np
 

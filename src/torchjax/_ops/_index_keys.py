@@ -226,3 +226,22 @@ def _parse(self, key, index_put=False):
     else:
         out.shape = tuple(cur)
     return out
+
+
+def written_view(shape, spec):
+    """The view PyTorch's x[key] = v writes through, named as its node (without "Backward0"):
+    the last view its basic indexing makes, left to right ("Select" for an int, "Slice" for a
+    slice that is not the whole dim, "Unsqueeze" for None and a bool), or None when it writes
+    into x itself (whole dims, ellipsis, index tensors). x's own node is named instead in
+    PyTorch's error for a write into a view it forbids to modify."""
+    name, d = None, 0
+    for e in spec:
+        if e is None or e == _BOOL:
+            name = "Unsqueeze"
+            continue
+        if type(e) is int:
+            name = "Select"
+        elif type(e) is tuple and e != (0, shape[d], 1):
+            name = "Slice"
+        d += 1
+    return name

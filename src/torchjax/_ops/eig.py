@@ -3,9 +3,12 @@ necessarily symmetric) square matrices, complex-valued.
 
 Both run LAPACK's geev through XLA on CPU, as PyTorch does: the eigenvectors have the same
 normalisation (unit norm, largest component real), and the eigenvalues usually come in the
-same order, but not always: PyTorch's LAPACK build and jaxlib's can converge to them in
-another order (some symmetric matrices); eigenvalue i still goes with eigenvector column i. Gradients are JAX's, which agree with PyTorch's formulas for losses that do not depend
-on the eigenvectors' arbitrary phase. One difference: for a loss that does depend on that
+same order, but not always: PyTorch's geev is MKL's, jaxlib's another LAPACK's, and their
+QR iterations can converge to the eigenvalues in another order (often for symmetric float32
+matrices of order 16 or more), which no reordering here can reproduce; eigenvalue i still
+goes with eigenvector column i (tests/test_linalg.py compares the pairs as sets). Gradients
+are JAX's, which agree with PyTorch's formulas for losses that do not depend on the
+eigenvectors' arbitrary phase. One difference: for a loss that does depend on that
 phase, PyTorch's backward raises ("... so it is ill-defined"), JAX's returns a gradient.
 """
 

@@ -24,7 +24,15 @@ from .._autograd import grad_mode
 from .._tensor import _TENSOR_TYPE_NAMES, Tensor
 from .._untraceable import Untraceable
 from . import _host_setitem
-from ._index_keys import _ARR, _BOOL, _check_in_bounds, _is_tracer, _parse, _sizes
+from ._index_keys import (
+    _ARR,
+    _BOOL,
+    _check_in_bounds,
+    _is_tracer,
+    _parse,
+    _sizes,
+    written_view,
+)
 from ._internal import _check_fill_value
 from ._registry import OPS, function, numbered, op
 
@@ -388,6 +396,8 @@ def _setitem(self, key, value):
             f"{cls.__module__.split('.')[0]}.{cls.__name__}"
         raise TypeError(f"can't assign a {name} to a torch."
                         f"{_TENSOR_TYPE_NAMES.get(self.dtype.name, 'Tensor')}")
+    if key is False:
+        return  # PyTorch writes nothing for x[False] = v: no node, no new version
     k = _parse(self, key)
     if isinstance(value, Tensor):
         _check_value_shape(tuple(value.shape), k.shape, k.advanced)
@@ -402,7 +412,23 @@ def _setitem(self, key, value):
             and grad_mode.STATE.grad_enabled:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    _D.dispatch_inplace(_prepared(name), (self, value, k.indices), (k.spec, False))
+    try:
+        _D.dispatch_inplace(_prepared(name), (self, value, k.indices), (k.spec, False))
+    except RuntimeError as e:
+        raise _through_view(self, k, e) from None
+
+
+def _through_view(self, k, error):
+    """The error of a write into an output of split, chunk or unbind as PyTorch words it for
+    x[key] = v: it writes through the view the key makes (x[1]: "Output 0 of Select is a
+    view ..."), which inherits that output's ban; dispatch, which sees x itself, names x."""
+    from .._dispatch_views import creation_kind
+    msg = str(error)
+    view = written_view(tuple(self._data.shape), k.spec)
+    if view is None or creation_kind(self) != "multi" or not msg.startswith(
+            f"Output {self._output_nr} of "):
+        return error
+    return RuntimeError(f"Output 0 of {view}" + msg[msg.index(" is a view"):])
 
 
 # -- public functions that check index values before dispatch -------------------------------

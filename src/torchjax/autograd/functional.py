@@ -10,136 +10,40 @@ create_graph=True (results that carry autograd history for a further backward) i
 PyTorch's own algorithm on the tape: func runs on views of the inputs, and the results are
 torchjax.autograd.grad(..., create_graph=True) calls (one per output element for jacobian and
 hessian, the double-backward trick for jvp and hvp), so they are differentiable with respect
-to the inputs, v and anything func captures. See the "create_graph=True" section below.
+to the inputs, v and anything func captures (_functional_graph.py).
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .. import _functionalize as F
-from .._autograd.grad_mode import enable_grad
 from .._dependence import dependence
-from .._tensor import Tensor
 from .._x64 import scope_functions
 from ..func._jacobian import _basis
+from ._functional_checks import (
+    _as_tuple,
+    _check_inputs_reached,
+    _check_outputs_require_grad,
+    _cotangent,
+    _inexact,
+    _pure,
+    _require_float,
+    _scalar_pure,
+    _second_order_deps,
+    _tuple_postprocess,
+    _validate_v,
+)
+from ._functional_graph import (
+    _hessian_graph,
+    _hessian_product_graph,
+    _jacobian_graph,
+    _jvp_graph,
+    _vjp_graph,
+)
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
-
-
-# -- PyTorch's argument conventions ----------------------------------------------------------
-
-def _as_tuple(inp, arg_name: str, fn_name: str):
-    is_tuple = isinstance(inp, tuple)
-    if not is_tuple:
-        inp = (inp,)
-    for i, el in enumerate(inp):
-        if not isinstance(el, Tensor):
-            where = (f"the value at index {i} has type {type(el)}." if is_tuple
-                     else f"the given {arg_name} has type {type(el)}.")
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
-                            f"tuple of Tensors but {where}")
-    return is_tuple, inp
-
-
-def _tuple_postprocess(res, to_unpack):
-    if isinstance(to_unpack, tuple):
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    elif not to_unpack:
-        res = res[0]
-    return res
-
-
-def _validate_v(v, other, is_other_tuple: bool) -> None:
-    if len(other) != len(v):
-        if is_other_tuple:
-            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but "
-                               f"got {len(v)}.")
-        raise RuntimeError("The given v should contain a single Tensor.")
-    for idx, (el_v, el_other) in enumerate(zip(v, other)):
-        if el_v.size() != el_other.size():
-            prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but "
-                               f"got {el_v.size()}.")
-
-
-def _require_float(inputs) -> None:
-    for t in inputs:
-        if not (t.dtype.is_floating_point or t.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-
-
-def _pure(func, fn_name: str, box: F.Box):
-    """func as a function of the input arrays returning the list of output arrays."""
-    def pure(*arrays):
-        with enable_grad():  # as PyTorch: func runs with grad mode on
-            out = func(*[F.wrap(a) for a in arrays])
-        box.value, outs = _as_tuple(out, "outputs of the user-provided function", fn_name)
-        return [o._data for o in outs]
-    return pure
-
-
-def _scalar_pure(func, fn_name: str):
-    """func for hessian/hvp/vhp: one Tensor with one element -> (0-d array, the output)."""
-    def pure(*arrays):
-        with enable_grad():
-            out = func(*[F.wrap(a) for a in arrays])
-        is_tuple, _ = _as_tuple(out, "outputs of the user-provided function", fn_name)
-        if is_tuple or not isinstance(out, Tensor):
-            raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
-                               "contain a single element")
-        return out._data.reshape(()), out._data
-    return pure
-
-
-def _inexact(a) -> bool:
-    return jnp.issubdtype(a.dtype, jnp.inexact)
-
-
-def _cotangent(v, out):
-    if _inexact(out):
-        return v._data.astype(out.dtype)
-    return np.zeros(out.shape, jax.dtypes.float0)
-
-
-# -- strict mode -----------------------------------------------------------------------------
-
-def _check_outputs_require_grad(deps) -> None:
-    for i, row in enumerate(deps):
-        if not any(row):
-            raise RuntimeError(f"Output {i} of the user-provided function does not require "
-                               "gradients. The outputs must be computed in a differentiable "
-                               "manner from the input when running in strict mode.")
-
-
-def _check_inputs_reached(deps, n_inputs: int) -> None:
-    for j in range(n_inputs):
-        if not any(row[j] for row in deps):
-            raise RuntimeError("The output of the user-provided function is independent of "
-                               f"input {j}. This is not allowed in strict mode.")
-
-
-def _second_order_deps(scalar, arrays):
-    """Strict checks shared by hessian/hvp/vhp; returns deps of the gradient on the inputs."""
-    first = dependence(lambda *xs: [scalar(*xs)], arrays)
-    _check_outputs_require_grad(first)
-    for i, reached in enumerate(first[0]):
-        if not reached:
-            raise RuntimeError("The output of the user-provided function is independent of "
-                               f"input {i}. This is not allowed in strict mode.")
-    gradient = jax.grad(scalar, argnums=tuple(range(len(arrays))))
-    deps = dependence(lambda *xs: list(gradient(*xs)), arrays)
-    for i, row in enumerate(deps):
-        if not any(row):
-            raise _constant_jacobian(i)
-    return deps
 
 
 # -- the API ---------------------------------------------------------------------------------
@@ -394,253 +298,6 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), H v): the Hessian-vector product of a scalar func."""
     return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
-
-
-# -- create_graph=True: PyTorch's algorithm on the tape --------------------------------------
-#
-# The results must carry autograd history to the inputs, to v and to whatever func captures
-# (an nn.Linear's parameters, say), so func runs on the tape as in PyTorch and every result is
-# a torchjax.autograd.grad(create_graph=True), whose backward pass is itself recorded.
-
-def _preprocess(tensors, need_graph: bool):
-    """New Tensor objects standing for the inputs (or v): a view keeps the graph of one that
-    requires grad, any other becomes a fresh leaf (requiring grad when need_graph). Always new
-    objects, so that func's arguments differ from the same Tensors captured by func."""
-    return tuple(t.view_as(t) if t.requires_grad else t.detach().requires_grad_(need_graph)
-                 for t in tensors)
-
-
-def _grad(outputs, inputs, grad_outputs=None):
-    """autograd.grad(create_graph=True) of the outputs that require grad: None for an input
-    none of them reaches (all None when no output requires grad)."""
-    from . import grad
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
-    if not kept:
-        return (None,) * len(inputs)
-    return grad(tuple(o for o, _ in kept), inputs, tuple(g for _, g in kept),
-                create_graph=True, allow_unused=True)
-
-
-def _v_or_ones(v, inputs, is_inputs_tuple: bool, fn_name: str):
-    """v (one per input) kept on its own graph, or None for the implicit one of a single
-    one-element input."""
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn_name)
-        v = _preprocess(v, need_graph=False)
-        _validate_v(v, inputs, is_inputs_tuple)
-        return v
-    if len(inputs) != 1 or inputs[0].nelement() != 1:
-        raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                           "function is a single Tensor with a single element.")
-    return None
-
-
-# Whether a result requires grad decides PyTorch's strict checks under create_graph; the
-# recorded backward keeps only the edges its linearized program depends on (_jax_node.record),
-# so requires_grad answers as PyTorch's does.
-
-
-def _check_outputs_graph(outputs) -> None:
-    _check_outputs_require_grad([[o.requires_grad] for o in outputs])
-
-
-def _independent(i) -> RuntimeError:
-    return RuntimeError(f"The output of the user-provided function is independent of input {i}. "
-                        "This is not allowed in strict mode.")
-
-
-def _constant_jacobian(i) -> RuntimeError:
-    return RuntimeError(
-        "While computing the hessian, found that the jacobian of the user-provided function "
-        f"with respect to input {i} is independent of the input. This is not allowed in strict "
-        "mode. You should ensure that your function is twice differentiable and that the "
-        "jacobian depends on the inputs (this would be violated by a linear function for "
-        "example).")
-
-
-def _constant_grad_input(i) -> RuntimeError:
-    return RuntimeError(f"The gradient with respect to input {i} is independent of the inputs "
-                        "of the user-provided function. This is not allowed in strict mode.")
-
-
-def _check_grads_graph(grads, constant) -> None:
-    """Strict checks on an intermediate gradient: None (input never reached) or constant."""
-    for i, g in enumerate(grads):
-        if g is None:
-            raise _independent(i)
-        if not g.requires_grad:
-            raise constant(i)
-
-
-_UNREACHED = {
-    "back": "The output of the user-provided function is independent of input {i}. This is "
-            "not allowed in strict mode.",
-    "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
-                  "grad_outputs when using the double backward trick to compute forward mode "
-                  "gradients. This is not allowed in strict mode.",
-    "double_back": "The jacobian of the user-provided function is independent of input {i}. "
-                   "This is not allowed in strict mode.",
-    "double_back_trick": "The hessian of the user-provided function is independent of entry "
-                         "{i} in the grad_jacobian. This is not allowed in strict mode as it "
-                         "prevents from using the double backward trick to replace forward "
-                         "mode AD.",
-}
-
-
-def _fill_in_zeros(grads, refs, strict: bool, stage: str):
-    """Zeros for unreached inputs; in strict mode an error for them and for constant results."""
-    from .._creation import zeros_like
-    res = []
-    for i, (g, ref) in enumerate(zip(grads, refs)):
-        if g is None:
-            if strict:
-                raise RuntimeError(_UNREACHED[stage].format(i=i))
-            g = zeros_like(ref)
-        elif strict and not g.requires_grad:
-            what = "hessian" if stage.startswith("double") else "jacobian"
-            raise RuntimeError(f"The {what} of the user-provided function is independent of "
-                               f"input {i}. This is not allowed in strict mode when "
-                               "create_graph=True.")
-        res.append(g)
-    return tuple(res)
-
-
-def _vjp_graph(func, inputs, v, strict):
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _preprocess(inputs, need_graph=True)
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs),
-                                              "outputs of the user-provided function", "vjp")
-        if strict:
-            _check_outputs_graph(outputs)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _preprocess(v, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        elif len(outputs) != 1 or outputs[0].nelement() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function "
-                               "returns a single Tensor with a single element.")
-        res = _fill_in_zeros(_grad(outputs, inputs, v), inputs, strict, "back")
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
-
-
-def _jvp_graph(func, inputs, v, strict):
-    from .._creation import zeros_like
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _preprocess(inputs, need_graph=True)
-        v = _v_or_ones(v, inputs, is_inputs_tuple, "jvp")
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs),
-                                              "outputs of the user-provided function", "jvp")
-        if strict:
-            _check_outputs_graph(outputs)
-        # the double backward trick: the vjp is linear in grad_outputs, so differentiating it
-        # with respect to them along v gives J v. Their value never enters that result.
-        grad_outputs = tuple(zeros_like(o, requires_grad=True) for o in outputs)
-        grad_inputs = _grad(outputs, inputs, grad_outputs)
-        if strict:
-            _check_grads_graph(grad_inputs, _constant_grad_input)
-        res = _fill_in_zeros(_grad(grad_inputs, grad_outputs, v), outputs, strict, "back_trick")
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_outputs_tuple))
-
-
-def _jacobian_graph(func, inputs, strict, vectorize):
-    """One grad per output element (vectorize=True, which PyTorch batches with vmap, gives the
-    same result from the same loop)."""
-    from .. import stack
-    from .._creation import zeros_like
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _preprocess(inputs, need_graph=True)
-        is_outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "jacobian")
-        if strict:
-            _check_outputs_graph(outputs)
-            if vectorize:
-                raise RuntimeError(
-                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
-                    "are not supported together. Please either set `strict=False` or "
-                    "`vectorize=False`.")
-        jac = []
-        for i, out in enumerate(outputs):
-            rows = [[] for _ in inputs]
-            flat = out.reshape(-1)
-            for j in range(out.nelement()):
-                for k, (g, inp) in enumerate(zip(_grad((flat[j],), inputs), inputs)):
-                    if g is None:
-                        if strict:
-                            raise RuntimeError(f"Output {i} of the user-provided function is "
-                                               f"independent of input {k}. This is not "
-                                               "allowed in strict mode.")
-                        g = zeros_like(inp)
-                    elif strict and not g.requires_grad:
-                        # PyTorch's message names the output's index i here
-                        raise RuntimeError("The jacobian of the user-provided function is "
-                                           f"independent of input {i}. This is not allowed in "
-                                           "strict mode when create_graph=True.")
-                    rows[k].append(g)
-            jac.append(tuple(stack(r, 0).view(out.size() + inp.size())
-                             for r, inp in zip(rows, inputs)))
-    return _tuple_postprocess(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
-
-
-def _hessian_graph(func, inputs, is_inputs_tuple, strict, vectorize):
-    """The jacobian (create_graph=True) of the jacobian (always create_graph=True)."""
-    def single_output(*inp):
-        out = func(*inp)
-        is_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        if strict:
-            _check_outputs_graph(outs)
-        if is_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.nelement() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should "
-                               "contain a single element")
-        return out.squeeze()
-
-    def jac_func(*inp):
-        jac = _jacobian_graph(single_output, inp, False, False)
-        if strict:
-            for i, g in enumerate(jac):
-                if not g.requires_grad:
-                    raise _constant_jacobian(i)
-        return jac
-
-    res = _jacobian_graph(jac_func, inputs, strict, vectorize)
-    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
-
-
-def _hessian_product_graph(func, inputs, v, strict, fn_name: str):
-    from .._creation import zeros_like
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
-        inputs = _preprocess(inputs, need_graph=True)
-        v = _v_or_ones(v, inputs, is_inputs_tuple, fn_name)
-        is_outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", fn_name)
-        if strict:
-            _check_outputs_graph(outputs)
-        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-            raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-        if outputs[0].nelement() != 1:
-            raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should "
-                               "contain a single element")
-        jac = _grad(outputs, inputs)
-        if strict:
-            _check_grads_graph(jac, _constant_jacobian)
-        if fn_name == "vhp":
-            res = _fill_in_zeros(_grad(jac, inputs, v), inputs, strict, "double_back")
-        else:  # H v by the double backward trick, as jvp does
-            grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
-            double_back = _grad(jac, inputs, grad_jac)
-            res = _fill_in_zeros(_grad(double_back, grad_jac, v), inputs, strict,
-                                 "double_back_trick")
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
 
 
 # every transform traces the user's function in torchjax's x64 scope

@@ -174,9 +174,14 @@ def threshold_(input, threshold, value):
 from ._functional.attention import *
 from ._functional.conv import *
 from ._functional.dropout import *
+from ._functional.fractional_pooling import *
 from ._functional.helpers import *
 from ._functional.linear import *
 from ._functional.loss import *
+from ._functional.loss_binary import *
+from ._functional.loss_classes import *
+from ._functional.loss_ctc import *
+from ._functional.loss_ranking import *
 from ._functional.normalization import *
 from ._functional.pooling import *
 from ._functional.rnn import *

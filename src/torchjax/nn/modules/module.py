@@ -1,20 +1,20 @@
-"""nn.Module: parameters, buffers and submodules registered by attribute assignment, traversal,
-state dicts, forward and backward hooks, dtype/device conversion and printing, with PyTorch's
-rules and messages."""
+"""nn.Module: parameters, buffers and submodules registered by attribute assignment, modes,
+gradients and printing, with PyTorch's rules and messages. Its bases hold the rest, each a
+concept of its own: hooks (_module_hooks), state dicts (_module_state), dtype and device
+conversion (_module_convert) and traversal (_module_traversal)."""
 
 from __future__ import annotations
 
 __all__ = ["Module"]
 
-import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from ..._autograd.grad_mode import no_grad
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
 from . import _watched
+from ._module_convert import ModuleConversions
 from ._module_hooks import (  # noqa: F401 - PyTorch's names in torch.nn.modules.module
     ModuleHooks,
     _global_backward_hooks,
@@ -37,6 +37,7 @@ from ._module_hooks import (  # noqa: F401 - PyTorch's names in torch.nn.modules
     register_module_parameter_registration_hook,
 )
 from ._module_state import _EXTRA_STATE_KEY_SUFFIX, ModuleStateDict, _IncompatibleKeys  # noqa: F401
+from ._module_traversal import ModuleTraversal
 from ._watched import WatchedDict, WatchedOrderedDict
 
 # whether the global backward hooks are full ones (True), legacy ones (False) or none yet
@@ -81,7 +82,7 @@ def _forward_unimplemented(self, *input: Any) -> None:
         f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
-class Module(ModuleHooks, ModuleStateDict):
+class Module(ModuleHooks, ModuleStateDict, ModuleConversions, ModuleTraversal):
     """Base class of every layer and model, with PyTorch's registration rules."""
 
     dump_patches: bool = False
@@ -250,124 +251,6 @@ class Module(ModuleHooks, ModuleStateDict):
             raise AttributeError("`" + buffer_name + "` is not a buffer")
         return buffer
 
-    # -- conversions -----------------------------------------------------------------------
-
-    def _apply(self, fn, recurse: bool = True):
-        if recurse:
-            for module in self.children():
-                module._apply(fn)
-        for param in self._parameters.values():
-            if param is None:
-                continue
-            # The Parameter object stays the same (optimizers hold it); only its data changes
-            with no_grad():
-                param_applied = fn(param)
-            param.data = param_applied
-            grad = param._grad
-            if grad is not None:
-                with no_grad():
-                    grad_applied = fn(grad)
-                grad.data = grad_applied
-        for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
-        return self
-
-    def apply(self, fn: Callable[[Module], None]):
-        """Call fn on every submodule (children first) and then on self."""
-        for module in self.children():
-            module.apply(fn)
-        fn(self)
-        return self
-
-    def cuda(self, device=None):
-        """Moves parameters and buffers to a GPU that JAX sees (raises when there is none).
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.cuda.html.
-        """
-        return self._apply(lambda t: t.cuda(device))
-
-    def cpu(self):
-        """Moves parameters and buffers to the host.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.cpu.html.
-        """
-        return self._apply(lambda t: t.cpu())
-
-    def type(self, dst_type):
-        """Casts every parameter and buffer to `dst_type`.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.type.html.
-        """
-        return self._apply(lambda t: t.type(dst_type))
-
-    def float(self):
-        """Casts floating parameters and buffers to float32.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.float.html.
-        """
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
-
-    def double(self):
-        """Casts floating parameters and buffers to float64.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.double.html.
-        """
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
-
-    def half(self):
-        """Casts floating parameters and buffers to float16.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.half.html.
-        """
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
-
-    def bfloat16(self):
-        """Casts floating parameters and buffers to bfloat16.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.bfloat16.html.
-        """
-        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
-
-    def to_empty(self, *, device, recurse: bool = True):
-        """Move the parameters and buffers to device without keeping their values."""
-        from ... import _creation
-        return self._apply(lambda t: _creation.empty_like(t, device=device), recurse=recurse)
-
-    def to(self, *args, **kwargs):
-        """to(device=None, dtype=None, non_blocking=False), to(dtype, non_blocking=False),
-        to(tensor, non_blocking=False): moves every parameter and buffer, and casts the
-        floating point and complex ones."""
-        memory_format = kwargs.pop("memory_format", None)
-        device, dtype, _non_blocking = _parse_to(*args, **kwargs)
-        if dtype is not None:
-            if not (dtype.is_floating_point or dtype.is_complex):
-                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
-                                f"but got desired dtype={dtype}")
-            if dtype.is_complex:
-                warnings.warn(
-                    "Complex modules are a new feature under active development whose design "
-                    "may change, and some modules might not work as expected when using "
-                    "complex tensors as parameters or buffers. Please file an issue at "
-                    "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if "
-                    "a complex module does not work as expected.", stacklevel=2)
-
-        def convert(t):
-            kw = {}
-            if device is not None:
-                kw["device"] = device
-                if t.is_meta and str(device).split(":")[0] != "meta":
-                    raise NotImplementedError(
-                        "Cannot copy out of meta tensor; no data! Please use "
-                        "torch.nn.Module.to_empty() instead of torch.nn.Module.to() when moving "
-                        "module from meta to a different device.")
-            if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                kw["dtype"] = dtype
-            if memory_format is not None and t.dim() in (4, 5):  # as PyTorch: conv weights
-                kw["memory_format"] = memory_format
-            return t.to(**kw) if kw else t
-
-        return self._apply(convert)
 
     # Module.compile() sets this (on the instance) to the compiled _call_impl
     _compiled_call_impl = None
@@ -503,101 +386,6 @@ class Module(ModuleHooks, ModuleStateDict):
             _watched.CHANGES[0] += 1
             super().__delattr__(name)
 
-    # -- traversal -------------------------------------------------------------------------
-
-    def _named_members(self, get_members_fn, prefix="", recurse=True,
-                       remove_duplicate: bool = True):
-        memo = set()
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
-        for module_prefix, module in modules:
-            for k, v in get_members_fn(module):
-                if v is None or v in memo:
-                    continue
-                if remove_duplicate:
-                    memo.add(v)
-                yield module_prefix + ("." if module_prefix else "") + k, v
-
-    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """An iterator over the module's parameters (those of submodules too, with `recurse=True`).
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.parameters.html.
-        """
-        for _name, param in self.named_parameters(recurse=recurse):
-            yield param
-
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """An iterator over (name, parameter) pairs, named as in the state_dict.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_parameters.html.
-        """
-        yield from self._named_members(lambda module: module._parameters.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
-
-    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
-        """An iterator over the module's buffers.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.buffers.html.
-        """
-        for _name, buf in self.named_buffers(recurse=recurse):
-            yield buf
-
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
-        """An iterator over (name, buffer) pairs.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_buffers.html.
-        """
-        yield from self._named_members(lambda module: module._buffers.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
-
-    def children(self) -> Iterator[Module]:
-        """An iterator over the direct submodules.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.children.html.
-        """
-        for _name, module in self.named_children():
-            yield module
-
-    def named_children(self) -> Iterator[tuple[str, Module]]:
-        """An iterator over (name, submodule) pairs of the direct submodules.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_children.html.
-        """
-        memo = set()
-        for name, module in self._modules.items():
-            if module is not None and module not in memo:
-                memo.add(module)
-                yield name, module
-
-    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
-        """An iterator over this module and every submodule, depth first.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.modules.html.
-        """
-        for _name, module in self.named_modules(remove_duplicate=remove_duplicate):
-            yield module
-
-    def named_modules(self, memo: set | None = None, prefix: str = "",
-                      remove_duplicate: bool = True):
-        """An iterator over (name, module) pairs of this module and every submodule.
-
-        See https://pytorch.org/docs/stable/generated/torch.nn.Module.named_modules.html.
-        """
-        if memo is None:
-            memo = set()
-        if self in memo:
-            return
-        if remove_duplicate:
-            memo.add(self)
-        yield prefix, self
-        for name, module in self._modules.items():
-            if module is None:
-                continue
-            submodule_prefix = prefix + ("." if prefix else "") + name
-            yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
-
     # -- modes and gradients ---------------------------------------------------------------
 
     def train(self, mode: bool = True):
@@ -675,41 +463,10 @@ class Module(ModuleHooks, ModuleStateDict):
         return sorted(key for key in keys if not key[0].isdigit())
 
 
-# the methods Module takes from its two bases are Module's, as PyTorch names them
+# the methods Module takes from its bases are Module's, as PyTorch names them
 # (`<function Module.state_dict>`, the reference docs)
-for _base in (ModuleHooks, ModuleStateDict):
+for _base in (ModuleHooks, ModuleStateDict, ModuleConversions, ModuleTraversal):
     for _name, _f in vars(_base).items():
         if callable(_f) and hasattr(_f, "__qualname__"):
             _f.__qualname__ = f"Module.{_name}"
             _f.__module__ = __name__
-
-
-def _parse_to(*args, **kwargs):
-    """(device, dtype, non_blocking) from Module.to's forms."""
-    from ... import _dtypes
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    non_blocking = kwargs.pop("non_blocking", False)
-    if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
-                        f"keyword argument '{next(iter(kwargs))}'")
-    args = list(args)
-    if args and isinstance(args[0], Tensor):
-        t = args.pop(0)
-        device, dtype = t.device, t.dtype
-    elif args and isinstance(args[0], _dtypes.dtype):
-        dtype = args.pop(0)
-    elif args and (args[0] is None or not isinstance(args[0], bool)):
-        device = args.pop(0)
-        if args and (args[0] is None or isinstance(args[0], _dtypes.dtype)):
-            dtype = args.pop(0)
-    if args and isinstance(args[0], bool):
-        non_blocking = args.pop(0)
-    if args:
-        raise TypeError(f"to() received an invalid combination of arguments - got "
-                        f"{tuple(type(a).__name__ for a in args)}")
-    if dtype is not None:
-        dtype = _dtypes.to_dtype(dtype)
-    return device, dtype, non_blocking
-
-

@@ -1,4 +1,5 @@
-"""Pooling layers: max, average, power-average and adaptive pooling in 1d/2d/3d, max unpooling.
+"""Pooling layers: max, average, power-average and adaptive pooling in 1d/2d/3d, max unpooling,
+fractional max pooling in 2d/3d.
 
 Constructor signatures, stored attributes and extra_repr follow PyTorch's, so repr(module) is
 the same."""
@@ -9,6 +10,7 @@ __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
     "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d",
     "LPPool1d", "LPPool2d", "LPPool3d",
     "MaxPool1d", "MaxPool2d", "MaxPool3d",
     "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
@@ -257,3 +259,41 @@ class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Mean over output_size windows that tile the last three dims."""
 
     _fn = "adaptive_avg_pool3d"
+
+
+class _FractionalMaxPoolNd(Module):
+    _n = 0
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None) -> None:
+        super().__init__()
+        n = self._n
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output "
+                             "size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over the last two dims (F.fractional_max_pool2d)."""
+
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over the last three dims (F.fractional_max_pool3d)."""
+
+    _n = 3
