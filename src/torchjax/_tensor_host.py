@@ -164,8 +164,9 @@ def _scalar_array(t):
     if _meta.is_meta(t._data):
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
     a = t._data
-    if a.ndim and not isinstance(a, jax.core.Tracer) and getattr(a, "is_fully_addressable",
-                                                                  False):
+    if a.ndim == 0:
+        return a  # (a reshape to () would be a program, traced again in every process)
+    if not isinstance(a, jax.core.Tracer) and getattr(a, "is_fully_addressable", False):
         # the value goes to Python anyway: reshaped on the host, without a program per
         # shape (traced again in every process)
         return np.asarray(a).reshape(())
