@@ -60,6 +60,7 @@ import jax
 
 from . import _deferred_grad as _grad
 from . import _deferred_programs as _dp
+from . import _deferred_windows as _windows
 from . import _tensor
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _make_pure, _types
@@ -81,6 +82,12 @@ ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
 # experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
 GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
 MAX_OPS = 64  # a longer sequence is cut (run) here
+# ... unless it records tape nodes: a graph's forward is run by its backward anyway, and cut
+# in one piece its windows line up with its loop body (_deferred_windows.py; a tree net's
+# 94-op forward cut at 64 ended in a one-op window that never gets a program)
+MAX_GRAD_OPS = 256
+# a sequence with tape nodes and no program runs window by window (_deferred_windows.py)
+WINDOWS = [True]
 
 _STATE = grad_mode.STATE
 _SLOT = Tensor.__dict__["_data"]
@@ -101,12 +108,17 @@ except ImportError:  # pragma: no cover - moved in a newer jax: nothing is defer
 class _Seq:
     """One thread's pending ops, in order."""
 
-    __slots__ = ("ops", "ext", "key", "results", "nodes", "done", "finished", "error",
-                 "lock", "owner")
+    __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
+                 "error", "lock", "owner")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
         self.ext = []  # the arrays and numbers read from outside the sequence
+        # id of an array in ext -> its index: an array read by several ops (a Linear's weight
+        # in a tree net) is one argument of the program, not one per read. Each argument of
+        # an XLA CPU call costs ~2 µs here: 21 tanh(Linear(cat)) with the weight and bias
+        # passed per op took 167 µs against 73 µs passed once (docs/performance_eager.md)
+        self.where = {}
         # per op its token, then where each input comes from: i >= 0 is ext[i], i < 0 the
         # result of op ~i (flat; a token fixes the arity)
         self.key = []
@@ -148,8 +160,21 @@ def _input(v, seq, ext):
         # only arrays JAX may place freely: arrays put on a device (another GPU, a mesh)
         # could meet arrays of another one in the sequence's program
         return None
-    ext.append(a)
-    return len(ext) - 1, a.aval
+    where = seq.where
+    i = where.get(id(a))  # (ext holds every array it maps, so their ids stay theirs)
+    if i is None:
+        i = where[id(a)] = len(ext)
+        ext.append(a)
+    return i, a.aval
+
+
+def _forget(seq, n_ext):
+    """Undo what a call that is not deferred after all added to seq's inputs."""
+    ext, where = seq.ext, seq.where
+    for x in ext[n_ext:]:
+        if where.get(id(x), -1) >= n_ext:
+            del where[id(x)]
+    del ext[n_ext:]
 
 
 def _pending_result(seq, i, aval):
@@ -234,11 +259,11 @@ def record(prep, fast, dyn, stat):
                 t = _pending_result(seq, i, aval)
                 if made is not None:
                     _grad.finish(t, *made, seq, aval)
-                if i + 1 >= MAX_OPS:
+                if i + 1 >= (MAX_GRAD_OPS if seq.nodes else MAX_OPS):
                     run(seq)
                 return t
     # not deferred: forget what this call added
-    del ext[n_ext:]
+    _forget(seq, n_ext)
     del skey[k0:]
     return None
 
@@ -298,10 +323,10 @@ def record_list(prep, fast, dyn, stat):
                 t = _pending_result(seq, i, aval)
                 if node is not None:
                     _grad.finish(t, node, False, False, seq, aval)
-                if i + 1 >= MAX_OPS:
+                if i + 1 >= (MAX_GRAD_OPS if seq.nodes else MAX_OPS):
                     run(seq)
                 return t
-    del ext[n_ext:]
+    _forget(seq, n_ext)
     return None
 
 
@@ -431,7 +456,7 @@ def _run(seq):
             live.append(i)
         i += 1
     ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
-    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = None
+    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
     tlive = live
     misses = -1
     if nodes:  # results that tape nodes saved are outputs too
@@ -456,7 +481,7 @@ def _run(seq):
         else:
             prog = _PROGRAMS.get(key)
             outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live,
-                                                                    True)
+                                                                    True, misses >= 0)
     except BaseException as e:
         seq.error = e
         seq.finished = True
@@ -480,10 +505,14 @@ def _run(seq):
     seq.finished = True
 
 
-def _outputs(key, ops, ext, flat, live, top=False):
+def _outputs(key, ops, ext, flat, live, top=False, graph=False):
+    """The live results: the sequence's program, or (graph: it records tape nodes) its
+    windows' programs (_deferred_windows.py), or its ops one by one."""
     prog = _PROGRAMS.get(key)
     if prog is None:
         prog = _programs_for(key, ops, live, ext, top)
     if prog is not None:
         return prog(*ext)
+    if graph and top and WINDOWS[0]:
+        return _windows.run(ops, flat, ext, live)
     return _op_by_op(ops, flat, ext, live)
