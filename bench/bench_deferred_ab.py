@@ -65,11 +65,12 @@ LOCAL_ROWS = {
 
 
 GRAD = [False]  # --grad: the "on" side defers ops that record grad too (_deferred.GRAD)
+BASE = [False]  # --grad-ab: both sides defer, only the "on" side grad ops too
 
 
 def switched(step, on: bool):
     def call():
-        _deferred.ON[0] = on
+        _deferred.ON[0] = on or BASE[0]
         _deferred.GRAD[0] = on and GRAD[0]
         try:
             return step()
@@ -103,8 +104,11 @@ def main():
                     help="wall time (perf_counter) or the thread's CPU time (thread_time)")
     ap.add_argument("--grad", action="store_true",
                     help="with deferral on, defer ops that record grad too (experimental)")
+    ap.add_argument("--grad-ab", action="store_true",
+                    help="grad deferral off/on, plain deferral on for both sides")
     args = ap.parse_args()
-    GRAD[0] = args.grad
+    GRAD[0] = args.grad or args.grad_ab
+    BASE[0] = args.grad_ab
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), torchjax deferred "
           f"A/B{' (grad ops too)' if args.grad else ''}, {args.rounds} rounds, {args.clock} time")

@@ -490,7 +490,7 @@ def _run(seq):
         if token is not _KEPT_X64:
             _leave(token)
     if misses >= 0:
-        _grad.ran(STATS["op_by_op"] == misses)
+        _grad.ran(STATS["op_by_op"] == misses, len(ops))
     if nodes:
         value_of = dict(zip(live, outs))
         _grad.patch(nodes, value_of)

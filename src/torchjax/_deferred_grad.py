@@ -45,12 +45,16 @@ class Ref:
         self.i = i
 
 
-# A graph whose structure is new every step (the new tree) finds no program: its sequences
-# run op by op and the recording is pure cost. After MISS_LIMIT such runs in a row, the next
-# COOL_OPS grad ops run eagerly, then deferral tries again; a repeated structure finds its
-# programs by its second step and never cools down.
+# A graph whose structure is new every step finds no program: its sequences run op by op and
+# the recording is pure cost. After MISS_LIMIT such runs in a row, the next COOL_OPS grad ops
+# run eagerly, then deferral tries again; a repeated structure finds its programs by its
+# second step and never cools down. A sequence of fewer than MIN_OPS ops counts as a miss even
+# with a program: recording a grad op with its node costs about as much as the XLA call it
+# saves, so short forwards only lose (the seed MLP's 4-op forward as one program: 1.06x its
+# eager step), while a tree's 94-op forward gains (docs/performance_eager.md).
 MISS_LIMIT = 4
 COOL_OPS = 1024
+MIN_OPS = 16
 _MISSES = [0]
 _COOL = [0]
 
@@ -64,9 +68,9 @@ def usable(prep):
             and not _LINEARIZE[0])
 
 
-def ran(fused):
-    """A sequence with tape nodes ran, as one program (fused) or op by op."""
-    if fused:
+def ran(fused, n_ops=MIN_OPS):
+    """A sequence of n_ops ops with tape nodes ran, as one program (fused) or op by op."""
+    if fused and n_ops >= MIN_OPS:
         _MISSES[0] = 0
     else:
         _MISSES[0] += 1

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _one_off, _programs
 from .._linearize import Linearized
-from . import anomaly, batched
+from . import anomaly, batched, chains
 from .node import BEFORE_BACKWARD, AccumulateGrad
 from .saved_hooks import Packed
 
@@ -60,6 +60,9 @@ FUSE_FIRST = [1]
 # A plain graph that is not fused (yet) runs level by level with same-kind nodes batched
 # (batched.py) rather than node by node. Off: measured slower on this CPU (module docstring).
 BATCHED = False
+# A plain graph that is not fused (yet) runs chain by chain (chains.py): a chain of nodes that
+# each feed only the next is one program keyed on the chain, not on the graph
+CHAINS = True
 
 
 def _plan(roots):
@@ -145,6 +148,10 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
             if BATCHED and _one_off.top_level():
                 batched.run(nodes, root_slots, parts, _topological(parts), root_grads,
                             retain_graph, Arrays.root)
+                return
+            if CHAINS and _one_off.top_level():
+                chains.run(nodes, root_slots, parts, _topological(parts), root_grads,
+                           retain_graph, Arrays)
                 return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
