@@ -135,7 +135,12 @@ def test_results_are_pending_until_read():
         y = x * w
         z = y + 1
     assert _pending(y) and _pending(z)
-    assert z.shape == (4, 5)  # reading metadata runs the sequence (y too: it is alive)
+    # shape reads use the shape known at recording: the sequence stays pending (a loss's
+    # size check must not cut a forward in two)
+    assert z.shape == (4, 5) and z.size() == (4, 5) and z.size(-1) == 5
+    assert z.dim() == 2 and z.ndim == 2
+    assert _pending(y) and _pending(z)
+    assert z.numpy().shape == (4, 5)  # reading the value runs the sequence (y too: alive)
     assert not _pending(y) and not _pending(z)
     np.testing.assert_allclose(y.numpy(), A * B, rtol=1e-6)
     np.testing.assert_allclose(z.numpy(), A * B + 1, rtol=1e-6)
