@@ -215,7 +215,8 @@ def test_gradients_through_pending_constants():
     _close(rg, gg, rtol=1e-5, atol=1e-6)
 
 
-def test_ops_that_record_grad_are_not_deferred():
+def test_ops_that_record_grad_are_not_deferred(monkeypatch):
+    monkeypatch.setattr(_deferred, "GRAD", [False])  # (on: tests/test_deferred_grad.py)
     x = torchjax.tensor(A, requires_grad=True)
     for _ in range(2):
         y = x * 2

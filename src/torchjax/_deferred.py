@@ -43,8 +43,9 @@ sees the extra reference and passes a copy instead, see compiler/_program.py).
 
 On by default; TORCHJAX_DEFER=0 in the environment (or `torchjax._deferred.ON[0] = False`)
 turns it off. The whole test suite passes with it on (docs/performance_eager.md).
-With GRAD also on (TORCHJAX_DEFER_GRAD=1, experimental), ops that record a tape node are
-deferred too: see _deferred_grad.py. docs/performance.md has the measurements of both.
+GRAD (on by default since eager21; TORCHJAX_DEFER_GRAD=0 turns it off) defers ops that
+record a tape node too: see _deferred_grad.py, which also says when it pauses itself.
+docs/performance_eager.md has the measurements of both.
 """
 
 from __future__ import annotations
@@ -79,8 +80,11 @@ _op_by_op = _dp.op_by_op
 _programs_for = _dp.program_for
 
 ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
-# experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
-GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
+# needs ON: ops that record a tape node are deferred too (_deferred_grad.py). On by default
+# since eager21: a repeated tree net's step went from 1.44x to 1.17x PyTorch's, and the
+# cool-down keeps short forwards (an MLP's) and new structures on the eager path
+# (docs/performance_eager.md)
+GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "1") not in ("", "0")]
 MAX_OPS = 64  # a longer sequence is cut (run) here
 # ... unless it records tape nodes: a graph's forward is run by its backward anyway, and cut
 # in one piece its windows line up with its loop body (_deferred_windows.py; a tree net's
@@ -460,7 +464,7 @@ def _run(seq):
     tlive = live
     misses = -1
     if nodes:  # results that tape nodes saved are outputs too
-        misses = STATS["op_by_op"]
+        misses = STATS["op_by_op"] + STATS["windows"]
         need, nodes = _grad.needed(nodes)
         if need:
             live = sorted(need.union(live))
@@ -490,7 +494,9 @@ def _run(seq):
         if token is not _KEPT_X64:
             _leave(token)
     if misses >= 0:
-        _grad.ran(STATS["op_by_op"] == misses, len(ops))
+        # (a sequence run by windows counts as a miss too: on a new tree they measured about
+        # as fast as the eager ops, so the recording did not pay; docs/performance_eager.md)
+        _grad.ran(STATS["op_by_op"] + STATS["windows"] == misses, len(ops))
     if nodes:
         value_of = dict(zip(live, outs))
         _grad.patch(nodes, value_of)

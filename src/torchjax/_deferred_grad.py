@@ -1,4 +1,4 @@
-"""Deferred ops that record a tape node (_deferred.py with GRAD on; experimental, off).
+"""Deferred ops that record a tape node (_deferred.py with GRAD on, the default).
 
 Why: a forward that records grad (the tree net) runs one XLA call per op; deferring it
 lets the whole forward run as one program. The node is made at once, as _record_simple /

@@ -35,7 +35,7 @@ _MAX_SEEN = 4096
 PROGRAMS: dict = {}
 SEEN: dict = {}
 # counts for tests and benchmarks: sequence programs made, sequences run op by op
-STATS = {"compiled": 0, "op_by_op": 0}
+STATS = {"compiled": 0, "op_by_op": 0, "windows": 0}
 
 
 def source(s, ext, vals):

@@ -66,6 +66,7 @@ def _used_outside(ops, flat, win, live):
 
 def run(ops, flat, ext, live):
     """The live results of a sequence, computed window by window."""
+    _dp.STATS["windows"] += 1
     starts, win = windows(ops, flat)
     out = _used_outside(ops, flat, win, live)
     vals = [None] * len(ops)

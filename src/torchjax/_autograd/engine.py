@@ -1,6 +1,6 @@
 """The backward engine: iterative (dependency counts and a ready stack), never recursive.
 
-Three ways to run the same plan:
+Four ways to run the same plan:
 - node by node: each node's backward is one cached jitted call (any graph, hooks, errors);
 - fused: when a graph of the same structure has been seen before (a training loop), the
   whole backward runs as one cached XLA program over every node's saved arrays. DESIGN.md
@@ -13,6 +13,9 @@ Three ways to run the same plan:
   group of same-kind independent nodes as one vmapped call (batched.py). It makes 2-3x fewer
   XLA calls on a random tree but measured slower than node by node here (its Python per
   group), so it is off by default; docs/performance.md has the figures.
+- chains (CHAINS, on): a plain graph that is not fused yet runs chain by chain, each run of
+  nodes that feed only the next one program keyed on the chain alone (chains.py): a new
+  tree's backward makes one call per tree node instead of three.
 """
 
 from __future__ import annotations
