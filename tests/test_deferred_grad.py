@@ -268,3 +268,24 @@ def test_window_results_read_by_later_windows_and_lists(monkeypatch):
         for r, g in zip(ref_in, got_in):
             np.testing.assert_allclose(g.grad.numpy(), r.grad.numpy(), rtol=1e-5, atol=1e-6)
     assert found  # the sequence did run by windows
+
+
+def test_short_forwards_compile_no_program_and_cool_down():
+    """A grad forward shorter than MIN_OPS (a small MLP's) gains nothing from a program:
+    none is compiled for it, it counts towards the cool-down, and it stays PyTorch's."""
+    compiled = _deferred_programs.STATS["compiled"]
+
+    def step(lib, w):
+        h = lib.relu(lib.nn.functional.linear(lib.tensor(EMB[:4]), w))
+        loss = ((h - 0.5) ** 2).mean()
+        loss.backward()
+        return float(loss.item()), w.grad.numpy().copy()
+    rw = torch.tensor(W[:, :D], requires_grad=True)
+    ref = step(torch, rw)
+    for _ in range(6):
+        gw = torchjax.tensor(W[:, :D], requires_grad=True)
+        got = step(torchjax, gw)
+        np.testing.assert_allclose(got[0], ref[0], rtol=1e-5)
+        np.testing.assert_allclose(got[1], ref[1], rtol=1e-5, atol=1e-6)
+    assert _deferred_programs.STATS["compiled"] == compiled
+    assert _deferred_grad._COOL[0] > 0

@@ -113,7 +113,7 @@ class _Seq:
     """One thread's pending ops, in order."""
 
     __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
-                 "error", "lock", "owner")
+                 "error", "lock", "owner", "graph")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
@@ -131,6 +131,7 @@ class _Seq:
         # cycle result -> sequence -> result is cut when the sequence runs.
         self.results = []
         self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
+        self.graph = False  # whether any op recorded a tape node (_deferred_grad)
         self.done = False
         self.error = None
         self.lock = threading.Lock()
@@ -263,7 +264,8 @@ def record(prep, fast, dyn, stat):
                 t = _pending_result(seq, i, aval)
                 if made is not None:
                     _grad.finish(t, *made, seq, aval)
-                if i + 1 >= (MAX_GRAD_OPS if seq.nodes else MAX_OPS):
+                    seq.graph = True
+                if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
                     run(seq)
                 return t
     # not deferred: forget what this call added
@@ -327,7 +329,8 @@ def record_list(prep, fast, dyn, stat):
                 t = _pending_result(seq, i, aval)
                 if node is not None:
                     _grad.finish(t, node, False, False, seq, aval)
-                if i + 1 >= (MAX_GRAD_OPS if seq.nodes else MAX_OPS):
+                    seq.graph = True
+                if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
                     run(seq)
                 return t
     _forget(seq, n_ext)
@@ -463,8 +466,9 @@ def _run(seq):
     seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
     tlive = live
     misses = -1
-    if nodes:  # results that tape nodes saved are outputs too
+    if seq.graph:  # (counted for the cool-down: _deferred_grad.ran)
         misses = STATS["op_by_op"] + STATS["windows"]
+    if nodes:  # results that tape nodes saved are outputs too
         need, nodes = _grad.needed(nodes)
         if need:
             live = sorted(need.union(live))
@@ -515,10 +519,13 @@ def _outputs(key, ops, ext, flat, live, top=False, graph=False):
     """The live results: the sequence's program, or (graph: it records tape nodes) its
     windows' programs (_deferred_windows.py), or its ops one by one."""
     prog = _PROGRAMS.get(key)
-    if prog is None:
+    # (a short sequence with tape nodes gets no program, nor windows: it counts as a miss
+    # for the cool-down whatever runs it, so their compiles would only be wasted)
+    short = graph and len(ops) < _grad.MIN_OPS
+    if prog is None and not short:
         prog = _programs_for(key, ops, live, ext, top)
     if prog is not None:
         return prog(*ext)
-    if graph and top and WINDOWS[0]:
+    if graph and top and WINDOWS[0] and not short:
         return _windows.run(ops, flat, ext, live)
     return _op_by_op(ops, flat, ext, live)
