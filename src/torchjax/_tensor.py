@@ -107,38 +107,32 @@ class Tensor(_HostReads, _Conversions):
 
     # -- metadata --------------------------------------------------------------------------
 
-    # Shape reads of a pending result (_deferred) use the shape known when it was recorded:
-    # running its sequence for them cut a forward in two (mse_loss compares the input's and
-    # target's sizes before its op: the seed MLP's loss then ran alone, op by op)
-
+    # (a pending result, _deferred, answers shape reads from the aval it was recorded with:
+    # running its sequence there cut forwards in two, at mse_loss's size check)
     @property
     def shape(self) -> Size:
         """The size of each dimension, as a `torchjax.Size` (a tuple subclass)."""
-        lz = self._lazy
-        return Size((self._data if lz is None else lz[2]).shape)
+        return Size((self._data if self._lazy is None else self._lazy[2]).shape)
 
     def size(self, dim: int | None = None):
         """The shape as a `torchjax.Size`, or the size of dimension `dim` (negative counts from the
         end) as an int.
         """
-        lz = self._lazy
-        shape = (self._data if lz is None else lz[2]).shape
+        shape = (self._data if self._lazy is None else self._lazy[2]).shape
         if dim is None:
             return Size(shape)
         return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self) -> int:
         """The number of dimensions (`ndimension` is another name for it)."""
-        lz = self._lazy
-        return (self._data if lz is None else lz[2]).ndim
+        return (self._data if self._lazy is None else self._lazy[2]).ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        lz = self._lazy
-        return (self._data if lz is None else lz[2]).ndim
+        return (self._data if self._lazy is None else self._lazy[2]).ndim
 
     def numel(self) -> int:
         """The number of elements (`nelement` is another name for it)."""
