@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import torch
-from bench_dynamic import ROWS, Encoder, jit_chain_step
+from bench_dynamic import ROWS, Encoder, jit_chain_step, settle, tree_step
 
 import torchjax
 from torchjax import _deferred
@@ -118,12 +118,14 @@ def main():
     for name in args.rows.split(","):
         title, make, number = (ROWS | LOCAL_ROWS)[name]
         fns = {"torch": make(torch), "off": switched(make(torchjax), False),
-               "on": switched(make(torchjax), True)}
+               "on": switched(tree_step(torchjax, True, 1) if name == "tree_new"
+                              else make(torchjax), True)}
         if name == "chain":
             fns["jax.jit"] = jit_chain_step()
         for f in fns.values():
             for _ in range(20):
                 f()
+            settle(f)
         before = dict(_deferred.STATS)
         med, ratio = interleaved(fns, number, args.rounds, clock)
         compiled = _deferred.STATS["compiled"] - before["compiled"]

@@ -37,6 +37,7 @@ def deferred_grad_on(monkeypatch):
     was = _deferred.ON[0], _deferred.GRAD[0]
     _deferred.ON[0] = _deferred.GRAD[0] = True
     _deferred_grad._MISSES[0] = _deferred_grad._COOL[0] = 0
+    _deferred_grad._NEXT_COOL[0] = _deferred_grad.COOL_OPS
     yield
     _deferred.flush()
     _deferred.ON[0], _deferred.GRAD[0] = was
@@ -197,7 +198,8 @@ def test_new_structures_cool_down_repeated_ones_do_not(monkeypatch):
 
 
 def _windows_counted(monkeypatch):
-    """Count the window programs found and the windows run op by op."""
+    """Turn windows on; count the window programs found and the windows run op by op."""
+    monkeypatch.setattr(_deferred, "WINDOWS", [True])
     found = []
     real = _deferred_windows.run
 

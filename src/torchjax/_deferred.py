@@ -90,8 +90,10 @@ MAX_OPS = 64  # a longer sequence is cut (run) here
 # in one piece its windows line up with its loop body (_deferred_windows.py; a tree net's
 # 94-op forward cut at 64 ended in a one-op window that never gets a program)
 MAX_GRAD_OPS = 256
-# a sequence with tape nodes and no program runs window by window (_deferred_windows.py)
-WINDOWS = [True]
+# a sequence with tape nodes and no program runs window by window (_deferred_windows.py).
+# Off: on new trees the windows measured no faster than the eager ops, and compiling their
+# programs on the worker thread slowed the steps around (docs/performance_eager.md)
+WINDOWS = [False]
 
 _STATE = grad_mode.STATE
 _SLOT = Tensor.__dict__["_data"]
@@ -415,7 +417,8 @@ engine.BEFORE_BACKWARD.append(lambda: flush())  # a backward needs every saved v
 
 
 def flush():
-    """Run the calling thread's pending sequence now."""
+    """Run the calling thread's pending sequence now (every backward does)."""
+    _grad.step_ended()
     seq = _LOCAL.seq
     if not seq.done and seq.ops:
         run(seq)
@@ -467,7 +470,7 @@ def _run(seq):
     tlive = live
     misses = -1
     if seq.graph:  # (counted for the cool-down: _deferred_grad.ran)
-        misses = STATS["op_by_op"] + STATS["windows"]
+        misses = _missed()
     if nodes:  # results that tape nodes saved are outputs too
         need, nodes = _grad.needed(nodes)
         if need:
@@ -500,7 +503,7 @@ def _run(seq):
     if misses >= 0:
         # (a sequence run by windows counts as a miss too: on a new tree they measured about
         # as fast as the eager ops, so the recording did not pay; docs/performance_eager.md)
-        _grad.ran(STATS["op_by_op"] + STATS["windows"] == misses, len(ops))
+        _grad.ran(_missed() == misses, len(ops))
     if nodes:
         value_of = dict(zip(live, outs))
         _grad.patch(nodes, value_of)
@@ -513,6 +516,13 @@ def _run(seq):
         # which torch.save writes and torch.load refuses for the tensor's own attributes
         t.__dict__.pop("_lazy", None)
     seq.finished = True
+
+
+def _missed():
+    """A count that grows when a sequence runs without its program: op by op or by windows,
+    but not while its program compiles on the worker thread (it will have one: counting that
+    as a miss paused a repeated tree net's deferral before its program was ready)."""
+    return STATS["op_by_op"] + STATS["windows"] - STATS["waiting"]
 
 
 def _outputs(key, ops, ext, flat, live, top=False, graph=False):

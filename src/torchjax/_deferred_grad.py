@@ -52,31 +52,48 @@ class Ref:
 # with a program: recording a grad op with its node costs about as much as the XLA call it
 # saves, so short forwards only lose (the seed MLP's 4-op forward as one program: 1.06x its
 # eager step), while a tree's 94-op forward gains (docs/performance_eager.md).
+# Each cool-down that follows another with no fused sequence between doubles, up to
+# MAX_COOL_OPS: a workload whose structure is always new then pays the recording on a few
+# retries per thousand steps, not on four steps in fifteen.
 MISS_LIMIT = 4
 COOL_OPS = 1024
+MAX_COOL_OPS = 1 << 20
 MIN_OPS = 16
 _MISSES = [0]
 _COOL = [0]
+_NEXT_COOL = [COOL_OPS]
 
 
 def usable(prep):
     """Whether a call of this row that records grad may be deferred now."""
     if _COOL[0]:
-        _COOL[0] -= 1
+        # (the last count is left to the next backward, step_ended: deferral resumes at the
+        # start of a forward. Resumed mid-forward, each cool-down ended at another op of a
+        # repeated step, whose sequence was then new every time and cooled it down again)
+        if _COOL[0] > 1:
+            _COOL[0] -= 1
         return False
     return (prep.op.differentiable and not _SAVED_HOOKS.stack and not _ANOMALY.enabled
             and not _LINEARIZE[0])
+
+
+def step_ended():
+    """A backward is starting: a cool-down that has run its ops ends here."""
+    if _COOL[0] == 1:
+        _COOL[0] = 0
 
 
 def ran(fused, n_ops=MIN_OPS):
     """A sequence of n_ops ops with tape nodes ran, as one program (fused) or op by op."""
     if fused and n_ops >= MIN_OPS:
         _MISSES[0] = 0
+        _NEXT_COOL[0] = COOL_OPS
     else:
         _MISSES[0] += 1
         if _MISSES[0] >= MISS_LIMIT:
             _MISSES[0] = 0
-            _COOL[0] = COOL_OPS
+            _COOL[0] = _NEXT_COOL[0]
+            _NEXT_COOL[0] = min(2 * _NEXT_COOL[0], MAX_COOL_OPS)
 
 
 def node_for(prep, hit, dyn, seq, i, aval):
