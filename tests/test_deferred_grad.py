@@ -291,3 +291,26 @@ def test_short_forwards_compile_no_program_and_cool_down():
         np.testing.assert_allclose(got[1], ref[1], rtol=1e-5, atol=1e-6)
     assert _deferred_programs.STATS["compiled"] == compiled
     assert _deferred_grad._COOL[0] > 0
+
+
+def test_a_cool_down_ends_at_a_backward():
+    """Deferral resumes at the start of a forward: the cool-down's last count waits for the
+    next backward (resumed mid-forward, a repeated step's sequence was new every time)."""
+    prep = torchjax._dispatch.PREPARED["tanh"]
+    _deferred_grad._COOL[0] = 2
+    assert [_deferred_grad.usable(prep) for _ in range(3)] == [False, False, False]
+    _deferred.flush()  # what every backward calls first
+    assert _deferred_grad.usable(prep)
+
+
+def test_cool_downs_double_while_nothing_fuses():
+    def misses():
+        for _ in range(_deferred_grad.MISS_LIMIT):
+            _deferred_grad.ran(False)
+        cool = _deferred_grad._COOL[0]
+        _deferred_grad._COOL[0] = 0
+        return cool
+    first = misses()
+    assert first == _deferred_grad.COOL_OPS and misses() == 2 * first
+    _deferred_grad.ran(True, _deferred_grad.MIN_OPS)  # a long sequence ran as one program
+    assert misses() == first
