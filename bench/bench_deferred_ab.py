@@ -80,10 +80,12 @@ def switched(step, on: bool):
     return call
 
 
-def interleaved(fns, number, rounds, clock):
+def interleaved(fns, number, rounds, clock, times=None):
     """bench_eager.interleaved with a choice of clock: the calling thread's CPU time is
-    disturbed less by other processes on the shared cores than wall time."""
-    times = {k: [] for k in fns}
+    disturbed less by other processes on the shared cores than wall time. `times`, a dict,
+    receives every round's time per name."""
+    times = {} if times is None else times
+    times.update({k: [] for k in fns})
     for _ in range(rounds):
         for k, f in fns.items():
             t0 = clock()
@@ -93,6 +95,22 @@ def interleaved(fns, number, rounds, clock):
     ratios = {k: statistics.median(a / b for a, b in zip(v, times["torch"]))
               for k, v in times.items()}
     return {k: statistics.median(v) for k, v in times.items()}, ratios
+
+
+def warm_sides(name, make, switch):
+    """{"torch", "off", "on" (and "jax.jit" for the chain): steps}, each warmed up and its
+    programs compiled (settle). The tree_new row's "on" side gets its own sequence of trees
+    (shared, it would meet every tree a second time and fuse each one's backward)."""
+    fns = {"torch": make(torch), "off": switch(make(torchjax), False),
+           "on": switch(tree_step(torchjax, True, 1) if name == "tree_new"
+                        else make(torchjax), True)}
+    if name == "chain":
+        fns["jax.jit"] = jit_chain_step()
+    for f in fns.values():
+        for _ in range(20):
+            f()
+        settle(f)
+    return fns
 
 
 def main():
@@ -117,15 +135,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     for name in args.rows.split(","):
         title, make, number = (ROWS | LOCAL_ROWS)[name]
-        fns = {"torch": make(torch), "off": switched(make(torchjax), False),
-               "on": switched(tree_step(torchjax, True, 1) if name == "tree_new"
-                              else make(torchjax), True)}
-        if name == "chain":
-            fns["jax.jit"] = jit_chain_step()
-        for f in fns.values():
-            for _ in range(20):
-                f()
-            settle(f)
+        fns = warm_sides(name, make, switched)
         before = dict(_deferred.STATS)
         med, ratio = interleaved(fns, number, args.rounds, clock)
         compiled = _deferred.STATS["compiled"] - before["compiled"]

@@ -18,9 +18,9 @@ import statistics
 import time
 
 import torch
-from bench_dynamic import ROWS, jit_chain_step, settle, tree_step
+from bench_deferred_ab import interleaved, warm_sides
+from bench_dynamic import ROWS
 
-import torchjax
 from torchjax import _deferred
 from torchjax._autograd import engine
 
@@ -50,26 +50,10 @@ def main():
         title, make, number = ROWS[name]
         if name == "transformer":
             torch.set_num_threads(1)
-        fns = {"torch": make(torch), "off": switched(make(torchjax), False),
-               "on": switched(tree_step(torchjax, True, 1) if name == "tree_new"
-                              else make(torchjax), True)}
-        if name == "chain":
-            fns["jax.jit"] = jit_chain_step()
-        for f in fns.values():
-            for _ in range(20):
-                f()
-            settle(f)
-        times = {k: [] for k in fns}
-        for _ in range(args.rounds):
-            for k, f in fns.items():
-                t0 = time.perf_counter()
-                for _ in range(number):
-                    f()
-                times[k].append((time.perf_counter() - t0) / number)
-        ratio = {k: statistics.median(a / b for a, b in zip(v, times["torch"]))
-                 for k, v in times.items()}
+        fns = warm_sides(name, make, switched)
+        times = {}
+        med, ratio = interleaved(fns, number, args.rounds, time.perf_counter, times)
         onoff = statistics.median(a / b for a, b in zip(times["on"], times["off"]))
-        med = {k: statistics.median(v) for k, v in times.items()}
         unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
         print(f"| {title} | {med['torch'] * scale:.2f} {unit} | {med['off'] * scale:.2f} {unit} "
               f"| {ratio['off']:.2f}x | {med['on'] * scale:.2f} {unit} | **{ratio['on']:.2f}x** "

@@ -18,10 +18,8 @@ import torch
 import torchjax
 from torchjax._autograd import chains, engine
 
-RNG = np.random.default_rng(21)
-W = (RNG.standard_normal((8, 16)) * 0.3).astype(np.float32)
-BIAS = RNG.standard_normal(8).astype(np.float32)
-LEAVES = RNG.standard_normal((10, 8)).astype(np.float32)
+# (the batched backward's tests use the same trees, weights and leaves)
+from .test_batched_backward import BIAS, LEAVES, W, _tree
 
 
 @pytest.fixture(autouse=True)
@@ -30,13 +28,6 @@ def chains_on(monkeypatch):
     monkeypatch.setattr(engine, "BATCHED", False)
     monkeypatch.setattr(engine, "_seen", {})  # a repeated graph must not reach the fused path
     monkeypatch.setattr(engine, "_FUSE_AFTER", 10**9)
-
-
-def _tree(rng, lo, hi):
-    if hi - lo == 1:
-        return lo
-    cut = rng.randint(lo + 1, hi - 1)
-    return (_tree(rng, lo, cut), _tree(rng, cut, hi))
 
 
 def _tree_grads(lib, tree, scale=1.0):

@@ -25,6 +25,7 @@ or saved-tensor hooks); run_nodes handles everything else.
 from __future__ import annotations
 
 from .. import _programs
+from .node import receive
 
 MAX_NODES = 8
 _PROGRAMS_MAX = 1024  # (each program keeps a few memory maps, PITFALLS.md)
@@ -149,21 +150,15 @@ def run(nodes, root_slots, parts, order, root_grads, retain_graph, mode):
     engine.Arrays (the root gradients, sums and stores)."""
     bufs: dict = {}
 
-    def receive(i, nr, g):
+    def arrive(i, nr, g):
         buf = bufs.get(i)
         if buf is None:
             p = parts[i]
             buf = bufs[i] = [None] * (1 if p is None else p[1])
-        prev = buf[nr]
-        if prev is None:
-            buf[nr] = g
-        elif prev.__class__ is list:
-            prev.append(g)
-        else:
-            buf[nr] = [prev, g]
+        receive(buf, nr, g)
 
     for (i, nr), g in zip(root_slots, root_grads):
-        receive(i, nr, mode.root(g))
+        arrive(i, nr, mode.root(g))
     heads = {members[0]: (members, key, outs) for members, key, outs in _chains(order, parts, root_slots)}
     for i in order:
         cts = bufs.pop(i, None)
@@ -196,7 +191,7 @@ def run(nodes, root_slots, parts, order, root_grads, retain_graph, mode):
                     nodes[m].release()
         for e, g in zip(outs, grads):
             if g is not None:
-                receive(e[0], e[1], g)
+                arrive(e[0], e[1], g)
 
 
 def _by_node(nodes, members, parts, cts, retain_graph):

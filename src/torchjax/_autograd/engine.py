@@ -28,7 +28,7 @@ import numpy as np
 from .. import _one_off, _programs
 from .._linearize import Linearized
 from . import anomaly, batched, chains
-from .node import BEFORE_BACKWARD, AccumulateGrad
+from .node import BEFORE_BACKWARD, AccumulateGrad, receive
 from .saved_hooks import Packed
 
 
@@ -241,7 +241,7 @@ def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
-        _receive(buf, nr, mode.root(g))
+        receive(buf, nr, mode.root(g))
     for node in order:
         cts = buffers.pop(node, None)
         if cts is None:
@@ -289,17 +289,7 @@ def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
             buf = buffers.get(child)
             if buf is None:
                 buf = buffers[child] = [None] * child._n_out
-            _receive(buf, nr, g)
-
-
-def _receive(buf, nr, g):
-    prev = buf[nr]
-    if prev is None:
-        buf[nr] = g
-    elif prev.__class__ is list:
-        prev.append(g)
-    else:
-        buf[nr] = [prev, g]
+            receive(buf, nr, g)
 
 
 def _leaf(mode, node, ct, targets):
