@@ -34,6 +34,8 @@ TOKENS = RNG.integers(0, 20, 8)
 @pytest.fixture(autouse=True)
 def deferred_grad_on(monkeypatch):
     monkeypatch.setattr(_result_hooks.STATE, "hooks", ())  # (see test_deferred.py)
+    # (kinds of call earlier tests ran alone would start no sequence here: _deferred._alone)
+    monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
     was = _deferred.ON[0], _deferred.GRAD[0]
     _deferred.ON[0] = _deferred.GRAD[0] = True
     _deferred_grad._MISSES[0] = _deferred_grad._COOL[0] = 0

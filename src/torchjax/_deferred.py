@@ -258,6 +258,8 @@ def record(prep, fast, dyn, stat):
                 _describe(meta, prep, stat, hit, dyn)
             aval = meta[1]
             i = len(seq.ops)
+            if i == 0 and _ALONE and _alone(meta[0]):
+                aval = None  # (not deferred: see _alone)
             made = _grad.node_for(prep, hit, dyn, seq, i, aval) if rg and aval is not None \
                 else None
             if aval is not None and (made is not None or not rg):
@@ -337,6 +339,39 @@ def record_list(prep, fast, dyn, stat):
                 return t
     _forget(seq, n_ext)
     return None
+
+
+# Kinds of call (fast-path tokens) whose sequences ran with that op alone: a view or a read
+# right after it ran it at once (the tree net's embedding, split into rows at every step).
+# Deferred, such an op costs its recording and a run; eager, neither. token -> such runs in a
+# row; from ALONE_AFTER on, also counting the calls left eager since, until ALONE_RETRY of
+# them (then deferral is tried again)
+_ALONE: dict = {}
+ALONE_AFTER = 2
+ALONE_RETRY = 64
+
+
+def _alone(token):
+    """Whether a call of this kind should start no sequence (it would run alone)."""
+    n = _ALONE.get(token)
+    if n is None or n < ALONE_AFTER:
+        return False
+    if n >= ALONE_AFTER + ALONE_RETRY:
+        del _ALONE[token]
+        return False
+    _ALONE[token] = n + 1
+    return True
+
+
+def _ran_alone(ops, flat):
+    """Count a run for the first op's kind: alone, or with others (forgotten)."""
+    token = flat[ops[0][2] - 1]
+    if len(ops) == 1:
+        if len(_ALONE) >= 4096:
+            _ALONE.clear()
+        _ALONE[token] = _ALONE.get(token, 0) + 1
+    elif _ALONE:
+        _ALONE.pop(token, None)
 
 
 def _number(v):
@@ -467,6 +502,8 @@ def _run(seq):
         i += 1
     ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
     seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
+    if ops:
+        _ran_alone(ops, flat)
     tlive = live
     misses = -1
     if seq.graph:  # (counted for the cool-down: _deferred_grad.ran)
