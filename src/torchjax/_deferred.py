@@ -81,14 +81,14 @@ _programs_for = _dp.program_for
 
 ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
 # needs ON: ops that record a tape node are deferred too (_deferred_grad.py). On by default
-# since eager21: a repeated tree net's step went from 1.44x to 1.17x PyTorch's, and the
-# cool-down keeps short forwards (an MLP's) and new structures on the eager path
-# (docs/performance_eager.md)
+# since eager21: a repeated tree net's step went from 1.50x to 1.24x PyTorch's (wall time,
+# in one process), and the cool-down keeps short forwards (an MLP's) and new structures on
+# the eager path (docs/performance_eager.md)
 GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "1") not in ("", "0")]
 MAX_OPS = 64  # a longer sequence is cut (run) here
-# ... unless it records tape nodes: a graph's forward is run by its backward anyway, and cut
-# in one piece its windows line up with its loop body (_deferred_windows.py; a tree net's
-# 94-op forward cut at 64 ended in a one-op window that never gets a program)
+# ... unless it records tape nodes: a graph's forward is run by its backward anyway, and a
+# tree net's 94-op forward is then one program rather than two (and its windows, when on,
+# line up with its loop body: cut at 64 it ended in a one-op window, never a program)
 MAX_GRAD_OPS = 256
 # a sequence with tape nodes and no program runs window by window (_deferred_windows.py).
 # Off: on new trees the windows measured no faster than the eager ops, and compiling their
