@@ -57,7 +57,7 @@ class Ref:
 # retries per thousand steps, not on four steps in fifteen.
 MISS_LIMIT = 4
 COOL_OPS = 1024
-MAX_COOL_OPS = 1 << 20
+MAX_COOL_OPS = 1 << 16  # (~700 tree-net steps: a workload that changes kind is not left out long)
 MIN_OPS = 16
 _MISSES = [0]
 _COOL = [0]
