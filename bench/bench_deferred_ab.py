@@ -101,6 +101,8 @@ def warm_sides(name, make, switch):
     """{"torch", "off", "on" (and "jax.jit" for the chain): steps}, each warmed up and its
     programs compiled (settle). The tree_new row's "on" side gets its own sequence of trees
     (shared, it would meet every tree a second time and fuse each one's backward)."""
+    from torchjax import _deferred_grad
+    _deferred_grad.reset()  # (each row its own workload: see bench_dynamic._run_row)
     fns = {"torch": make(torch), "off": switch(make(torchjax), False),
            "on": switch(tree_step(torchjax, True, 1) if name == "tree_new"
                         else make(torchjax), True)}

@@ -202,6 +202,11 @@ def run_row(name, rounds, threads=None):
 
 
 def _run_row(name, title, make, number, rounds, threads):
+    # each row is its own workload, as in a process of its own: grad deferral's cool-down
+    # (one per process) left by an earlier row (new trees, the seed MLP's short forwards)
+    # would keep the next row's grad ops eager for up to 256 steps (docs/performance_eager.md)
+    from torchjax import _deferred_grad
+    _deferred_grad.reset()
     fns = {"torch": make(torch), "torchjax": make(torchjax)}
     if name == "chain":
         fns["jax.jit"] = jit_chain_step()

@@ -38,8 +38,7 @@ def deferred_grad_on(monkeypatch):
     monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
     was = _deferred.ON[0], _deferred.GRAD[0]
     _deferred.ON[0] = _deferred.GRAD[0] = True
-    _deferred_grad._MISSES[0] = _deferred_grad._COOL[0] = 0
-    _deferred_grad._NEXT_COOL[0] = _deferred_grad.COOL_OPS
+    _deferred_grad.reset()
     yield
     _deferred.flush()
     _deferred.ON[0], _deferred.GRAD[0] = was
@@ -295,14 +294,25 @@ def test_short_forwards_compile_no_program_and_cool_down():
     assert _deferred_grad._COOL[0] > 0
 
 
-def test_a_cool_down_ends_at_a_backward():
-    """Deferral resumes at the start of a forward: the cool-down's last count waits for the
-    next backward (resumed mid-forward, a repeated step's sequence was new every time)."""
+def _pending(t):
+    return t._lazy is not None
+
+
+def test_a_cool_down_counts_backward_passes():
+    """Deferral resumes at the start of a forward: a cool-down counts backward passes (in
+    ops, it ended mid-forward, and a repeated step's sequence was new every time), and while
+    it lasts grad ops are turned away before recording."""
     prep = torchjax._dispatch.PREPARED["tanh"]
     _deferred_grad._COOL[0] = 2
-    assert [_deferred_grad.usable(prep) for _ in range(3)] == [False, False, False]
+    x = torchjax.tensor(W, requires_grad=True)
+    for _ in range(3):
+        assert not _deferred_grad.usable(prep)
+        assert not _pending(torchjax.tanh(x))
     _deferred.flush()  # what every backward calls first
+    assert not _deferred_grad.usable(prep)
+    _deferred.flush()
     assert _deferred_grad.usable(prep)
+    assert _pending(torchjax.tanh(x))
 
 
 def test_cool_downs_double_while_nothing_fuses():
@@ -313,6 +323,6 @@ def test_cool_downs_double_while_nothing_fuses():
         _deferred_grad._COOL[0] = 0
         return cool
     first = misses()
-    assert first == _deferred_grad.COOL_OPS and misses() == 2 * first
+    assert first == _deferred_grad.COOL_STEPS and misses() == 2 * first
     _deferred_grad.ran(True, _deferred_grad.MIN_OPS)  # a long sequence ran as one program
     assert misses() == first

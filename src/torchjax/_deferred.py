@@ -85,6 +85,7 @@ ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
 # in one process), and the cool-down keeps short forwards (an MLP's) and new structures on
 # the eager path (docs/performance_eager.md)
 GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "1") not in ("", "0")]
+COOL = _grad._COOL  # (read by _dispatch.dispatch: grad ops skip recording while cooling)
 MAX_OPS = 64  # a longer sequence is cut (run) here
 # ... unless it records tape nodes: a graph's forward is run by its backward anyway, and a
 # tree net's 94-op forward is then one program rather than two (and its windows, when on,

@@ -46,54 +46,56 @@ class Ref:
 
 
 # A graph whose structure is new every step finds no program: its sequences run op by op and
-# the recording is pure cost. After MISS_LIMIT such runs in a row, the next COOL_OPS grad ops
-# run eagerly, then deferral tries again; a repeated structure finds its programs by its
-# second step and never cools down. A sequence of fewer than MIN_OPS ops counts as a miss even
-# with a program: recording a grad op with its node costs about as much as the XLA call it
-# saves, so short forwards only lose (the seed MLP's 4-op forward as one program: 1.06x its
-# eager step), while a tree's 94-op forward gains (docs/performance_eager.md).
-# Each cool-down that follows another with no fused sequence between doubles, up to
-# MAX_COOL_OPS: a workload whose structure is always new then pays the recording on a few
-# retries per thousand steps, not on four steps in fifteen.
+# the recording is pure cost. After MISS_LIMIT such runs in a row, grad ops run eagerly for
+# the next COOL_STEPS backward passes, then deferral tries again at the start of a forward; a
+# repeated structure finds its programs by its second step and never cools down. Counted in
+# backward passes, not ops: dispatch then turns grad ops away inline while cooling (one
+# check, no call), and deferral never resumes mid-forward (it did when counted in ops: a
+# repeated step's sequence then started at another op every time, was new, and cooled it
+# down again). A sequence of fewer than MIN_OPS ops counts as a miss even with a program:
+# recording a grad op with its node costs about as much as the XLA call it saves, so short
+# forwards only lose (the seed MLP's 4-op forward as one program: 1.06x its eager step),
+# while a tree's 94-op forward gains (docs/performance_eager.md). Each cool-down that follows
+# another with no fused sequence between doubles, up to MAX_COOL_STEPS: a workload whose
+# structure is always new then pays the recording on a few retries per thousand steps.
 MISS_LIMIT = 4
-COOL_OPS = 1024
-MAX_COOL_OPS = 1 << 16  # (~700 tree-net steps: a workload that changes kind is not left out long)
+COOL_STEPS = 16
+MAX_COOL_STEPS = 256  # (the cool-down is the process's: a later workload waits this long)
 MIN_OPS = 16
 _MISSES = [0]
-_COOL = [0]
-_NEXT_COOL = [COOL_OPS]
+_COOL = [0]  # backward passes left to cool down (read inline by _dispatch.dispatch)
+_NEXT_COOL = [COOL_STEPS]
+
+
+def reset():
+    """Forget the cool-down and the misses (a benchmark starting another workload)."""
+    _MISSES[0] = _COOL[0] = 0
+    _NEXT_COOL[0] = COOL_STEPS
 
 
 def usable(prep):
     """Whether a call of this row that records grad may be deferred now."""
-    if _COOL[0]:
-        # (the last count is left to the next backward, step_ended: deferral resumes at the
-        # start of a forward. Resumed mid-forward, each cool-down ended at another op of a
-        # repeated step, whose sequence was then new every time and cooled it down again)
-        if _COOL[0] > 1:
-            _COOL[0] -= 1
-        return False
-    return (prep.op.differentiable and not _SAVED_HOOKS.stack and not _ANOMALY.enabled
-            and not _LINEARIZE[0])
+    return (not _COOL[0] and prep.op.differentiable and not _SAVED_HOOKS.stack
+            and not _ANOMALY.enabled and not _LINEARIZE[0])
 
 
 def step_ended():
-    """A backward is starting: a cool-down that has run its ops ends here."""
-    if _COOL[0] == 1:
-        _COOL[0] = 0
+    """A backward is starting: one step less to cool down."""
+    if _COOL[0]:
+        _COOL[0] -= 1
 
 
 def ran(fused, n_ops=MIN_OPS):
     """A sequence of n_ops ops with tape nodes ran, as one program (fused) or op by op."""
     if fused and n_ops >= MIN_OPS:
         _MISSES[0] = 0
-        _NEXT_COOL[0] = COOL_OPS
+        _NEXT_COOL[0] = COOL_STEPS
     else:
         _MISSES[0] += 1
         if _MISSES[0] >= MISS_LIMIT:
             _MISSES[0] = 0
             _COOL[0] = _NEXT_COOL[0]
-            _NEXT_COOL[0] = min(2 * _NEXT_COOL[0], MAX_COOL_OPS)
+            _NEXT_COOL[0] = min(2 * _NEXT_COOL[0], MAX_COOL_STEPS)
 
 
 def node_for(prep, hit, dyn, seq, i, aval):
