@@ -206,7 +206,7 @@ def _run_row(name, title, make, number, rounds, threads):
     # (one per process) left by an earlier row (new trees, the seed MLP's short forwards)
     # would keep the next row's grad ops eager for up to 256 steps (docs/performance_eager.md)
     from torchjax import _deferred_grad
-    _deferred_grad.reset()
+    getattr(_deferred_grad, "reset", lambda: None)()  # (an older checkout has none)
     fns = {"torch": make(torch), "torchjax": make(torchjax)}
     if name == "chain":
         fns["jax.jit"] = jit_chain_step()
