@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import torch
-from bench_dynamic import ROWS, Encoder, jit_chain_step
+from bench_dynamic import ROWS, Encoder, jit_chain_step, settle, tree_step
 
 import torchjax
 from torchjax import _deferred
@@ -65,11 +65,12 @@ LOCAL_ROWS = {
 
 
 GRAD = [False]  # --grad: the "on" side defers ops that record grad too (_deferred.GRAD)
+BASE = [False]  # --grad-ab: both sides defer, only the "on" side grad ops too
 
 
 def switched(step, on: bool):
     def call():
-        _deferred.ON[0] = on
+        _deferred.ON[0] = on or BASE[0]
         _deferred.GRAD[0] = on and GRAD[0]
         try:
             return step()
@@ -79,10 +80,12 @@ def switched(step, on: bool):
     return call
 
 
-def interleaved(fns, number, rounds, clock):
+def interleaved(fns, number, rounds, clock, times=None):
     """bench_eager.interleaved with a choice of clock: the calling thread's CPU time is
-    disturbed less by other processes on the shared cores than wall time."""
-    times = {k: [] for k in fns}
+    disturbed less by other processes on the shared cores than wall time. `times`, a dict,
+    receives every round's time per name."""
+    times = {} if times is None else times
+    times.update({k: [] for k in fns})
     for _ in range(rounds):
         for k, f in fns.items():
             t0 = clock()
@@ -94,6 +97,24 @@ def interleaved(fns, number, rounds, clock):
     return {k: statistics.median(v) for k, v in times.items()}, ratios
 
 
+def warm_sides(name, make, switch):
+    """{"torch", "off", "on" (and "jax.jit" for the chain): steps}, each warmed up and its
+    programs compiled (settle). The tree_new row's "on" side gets its own sequence of trees
+    (shared, it would meet every tree a second time and fuse each one's backward)."""
+    from torchjax import _deferred_grad
+    _deferred_grad.reset()  # (each row its own workload: see bench_dynamic._run_row)
+    fns = {"torch": make(torch), "off": switch(make(torchjax), False),
+           "on": switch(tree_step(torchjax, True, 1) if name == "tree_new"
+                        else make(torchjax), True)}
+    if name == "chain":
+        fns["jax.jit"] = jit_chain_step()
+    for f in fns.values():
+        for _ in range(20):
+            f()
+        settle(f)
+    return fns
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows",
@@ -103,8 +124,11 @@ def main():
                     help="wall time (perf_counter) or the thread's CPU time (thread_time)")
     ap.add_argument("--grad", action="store_true",
                     help="with deferral on, defer ops that record grad too (experimental)")
+    ap.add_argument("--grad-ab", action="store_true",
+                    help="grad deferral off/on, plain deferral on for both sides")
     args = ap.parse_args()
-    GRAD[0] = args.grad
+    GRAD[0] = args.grad or args.grad_ab
+    BASE[0] = args.grad_ab
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), torchjax deferred "
           f"A/B{' (grad ops too)' if args.grad else ''}, {args.rounds} rounds, {args.clock} time")
@@ -113,13 +137,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     for name in args.rows.split(","):
         title, make, number = (ROWS | LOCAL_ROWS)[name]
-        fns = {"torch": make(torch), "off": switched(make(torchjax), False),
-               "on": switched(make(torchjax), True)}
-        if name == "chain":
-            fns["jax.jit"] = jit_chain_step()
-        for f in fns.values():
-            for _ in range(20):
-                f()
+        fns = warm_sides(name, make, switched)
         before = dict(_deferred.STATS)
         med, ratio = interleaved(fns, number, args.rounds, clock)
         compiled = _deferred.STATS["compiled"] - before["compiled"]

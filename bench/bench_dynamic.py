@@ -67,9 +67,12 @@ def tree_net(lib):
     return emb, opt, fixed, tokens, encode
 
 
-def tree_step(lib, new_shape: bool):
+def tree_step(lib, new_shape: bool, seed: int = 0):
+    """One SGD step of the tree net; `seed` picks the sequence of new trees (two torchjax
+    steps in one process must not share it: the second would meet every tree a second time,
+    and fuse each one's backward)."""
     emb, opt, fixed, tokens, encode = tree_net(lib)
-    rng = random.Random(0)
+    rng = random.Random(seed)
 
     def step():
         tree = random_tree(rng, 0, LEAVES) if new_shape else fixed
@@ -199,12 +202,18 @@ def run_row(name, rounds, threads=None):
 
 
 def _run_row(name, title, make, number, rounds, threads):
+    # each row is its own workload, as in a process of its own: grad deferral's cool-down
+    # (one per process) left by an earlier row (new trees, the seed MLP's short forwards)
+    # would keep the next row's grad ops eager for up to 256 steps (docs/performance_eager.md)
+    from torchjax import _deferred_grad
+    getattr(_deferred_grad, "reset", lambda: None)()  # (an older checkout has none)
     fns = {"torch": make(torch), "torchjax": make(torchjax)}
     if name == "chain":
         fns["jax.jit"] = jit_chain_step()
     for f in fns.values():  # compile every program (new tree shapes keep coming: a few)
         for _ in range(20):
             f()
+        settle(f)
     med, ratio = interleaved(fns, number, rounds)
     extra = (f", bare jax.jit {med['jax.jit'] * 1e6:.1f} us" if "jax.jit" in med else "")
     unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
@@ -213,10 +222,26 @@ def _run_row(name, title, make, number, rounds, threads):
           flush=True)
 
 
+def settle(step):
+    """Wait for torchjax's programs compiling on its worker threads (a deferred sequence's,
+    a fused backward's), then run a few more steps on them: the rows time steady steps. On
+    a loaded machine a program compiled in the background can take longer than the warm-up
+    steps, and the timed steps then ran op by op."""
+    from torchjax import _deferred_programs
+    from torchjax._autograd import engine
+    _deferred_programs.wait()
+    busy = engine._compiling[0]
+    if busy is not None:
+        busy.thread.join()
+    for _ in range(10):
+        step()
+
+
 def profile_row(name, steps):
     step = ROWS[name][1](torchjax)
     for _ in range(20):
         step()
+    settle(step)
     torchjax.compile_stats(reset=True)
     prof = cProfile.Profile()
     prof.enable()

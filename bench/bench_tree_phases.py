@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 import torch
-from bench_dynamic import LEAVES, random_tree, tree_net
+from bench_dynamic import LEAVES, random_tree, settle, tree_net
 
 import torchjax
 
@@ -58,6 +58,7 @@ def main():
     for step, acc in runs.values():
         for _ in range(30):  # compile (new shapes keep coming: the node-by-node programs)
             step()
+        settle(step)
         acc[:] = 0
     for _ in range(args.rounds):
         for step, _ in runs.values():

@@ -29,6 +29,8 @@ def deferred_on(monkeypatch):
     # deferred while one is: these tests are about plain tensors)
     monkeypatch.setattr(_result_hooks.STATE, "hooks", ())
     was = _deferred.ON[0]
+    # (kinds of call earlier tests ran alone would start no sequence here: _deferred._alone)
+    monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
     _deferred.ON[0] = True
     yield
     _deferred.flush()
@@ -135,7 +137,12 @@ def test_results_are_pending_until_read():
         y = x * w
         z = y + 1
     assert _pending(y) and _pending(z)
-    assert z.shape == (4, 5)  # reading metadata runs the sequence (y too: it is alive)
+    # shape reads use the shape known at recording: the sequence stays pending (a loss's
+    # size check must not cut a forward in two)
+    assert z.shape == (4, 5) and z.size() == (4, 5) and z.size(-1) == 5
+    assert z.dim() == 2 and z.ndim == 2
+    assert _pending(y) and _pending(z)
+    assert z.numpy().shape == (4, 5)  # reading the value runs the sequence (y too: alive)
     assert not _pending(y) and not _pending(z)
     np.testing.assert_allclose(y.numpy(), A * B, rtol=1e-6)
     np.testing.assert_allclose(z.numpy(), A * B + 1, rtol=1e-6)
@@ -210,7 +217,8 @@ def test_gradients_through_pending_constants():
     _close(rg, gg, rtol=1e-5, atol=1e-6)
 
 
-def test_ops_that_record_grad_are_not_deferred():
+def test_ops_that_record_grad_are_not_deferred(monkeypatch):
+    monkeypatch.setattr(_deferred, "GRAD", [False])  # (on: tests/test_deferred_grad.py)
     x = torchjax.tensor(A, requires_grad=True)
     for _ in range(2):
         y = x * 2
@@ -395,3 +403,26 @@ def test_save_and_load_pending_and_computed_results(tmp_path):
         np.testing.assert_allclose(got[k].numpy(), w.numpy(), rtol=1e-6)
         np.testing.assert_allclose(oracle[k].numpy(), w.numpy(), rtol=1e-6)
         assert "_lazy" not in vars(got[k]) and "_lazy" not in vars(oracle[k])
+
+
+def test_a_kind_that_always_runs_alone_starts_no_sequence(monkeypatch):
+    """An op whose result is read at once (here by a view) ran alone in its sequence: after
+    ALONE_AFTER such runs that kind of call runs eagerly, other kinds still defer, and every
+    value stays PyTorch's."""
+    monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
+    x = torchjax.tensor(A)
+    got = []
+    deferred = []
+    for _ in range(6):
+        y = x * 3.5  # read at once by the view below: a one-op sequence
+        deferred.append(_pending(y))
+        got.append(y.view(-1).numpy().copy())
+    assert deferred[1] and not deferred[-1]  # (the first call makes the fast-path entry)
+    for _ in range(2):
+        z = (x + 2.5).sum()  # a kind that does not run alone is still deferred
+    assert _pending(z)
+    ref = torch.tensor(A) * 3.5
+    for g in got:
+        np.testing.assert_allclose(g, ref.view(-1).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(float(z.item()), float((torch.tensor(A) + 2.5).sum()),
+                               rtol=1e-5)

@@ -114,6 +114,9 @@ def test_on_by_default_and_zero_turns_it_off():
     env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHJAX_DEFER")}
     got = [subprocess.run([sys.executable, "-c", code], env={**env, **extra},
                           capture_output=True, text=True, timeout=300)
-           for extra in ({}, {"TORCHJAX_DEFER": "0"}, {"TORCHJAX_DEFER": "1"})]
-    assert [r.stdout.split() for r in got] == [["True", "False"], ["False", "False"],
-                                               ["True", "False"]], [r.stderr for r in got]
+           for extra in ({}, {"TORCHJAX_DEFER": "0"}, {"TORCHJAX_DEFER": "1"},
+                         {"TORCHJAX_DEFER_GRAD": "0"})]
+    # (grad deferral is on by default too, and needs ON: TORCHJAX_DEFER=0 turns both off)
+    assert [r.stdout.split() for r in got] == [["True", "True"], ["False", "True"],
+                                               ["True", "True"], ["True", "False"]], \
+        [r.stderr for r in got]

@@ -15,7 +15,13 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred, _deferred_grad, _result_hooks
+from torchjax import (
+    _deferred,
+    _deferred_grad,
+    _deferred_programs,
+    _deferred_windows,
+    _result_hooks,
+)
 
 RNG = np.random.default_rng(1919)
 D = 16
@@ -28,9 +34,11 @@ TOKENS = RNG.integers(0, 20, 8)
 @pytest.fixture(autouse=True)
 def deferred_grad_on(monkeypatch):
     monkeypatch.setattr(_result_hooks.STATE, "hooks", ())  # (see test_deferred.py)
+    # (kinds of call earlier tests ran alone would start no sequence here: _deferred._alone)
+    monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
     was = _deferred.ON[0], _deferred.GRAD[0]
     _deferred.ON[0] = _deferred.GRAD[0] = True
-    _deferred_grad._MISSES[0] = _deferred_grad._COOL[0] = 0
+    _deferred_grad.reset()
     yield
     _deferred.flush()
     _deferred.ON[0], _deferred.GRAD[0] = was
@@ -167,7 +175,9 @@ def test_grad_fn_called_directly():
     np.testing.assert_allclose(np.asarray(got), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_new_structures_cool_down_repeated_ones_do_not():
+def test_new_structures_cool_down_repeated_ones_do_not(monkeypatch):
+    # (without windows: with them a new structure finds its windows' programs, below)
+    monkeypatch.setattr(_deferred, "WINDOWS", [False])
     rng = random.Random(7)
     for _ in range(3):  # the kinds of call get their per-kind data
         _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))
@@ -186,3 +196,133 @@ def test_new_structures_cool_down_repeated_ones_do_not():
     for r, g in zip(ref, got):
         np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def _windows_counted(monkeypatch):
+    """Turn windows on; count the window programs found and the windows run op by op."""
+    monkeypatch.setattr(_deferred, "WINDOWS", [True])
+    found = []
+    real = _deferred_windows.run
+
+    def run(ops, flat, ext, live):
+        before = _deferred_programs.STATS["op_by_op"]
+        res = real(ops, flat, ext, live)
+        found.append(_deferred_programs.STATS["op_by_op"] == before)
+        return res
+    monkeypatch.setattr(_deferred_windows, "run", run)
+    return found
+
+
+def test_new_structures_run_by_windows(monkeypatch):
+    """A new tree every step: the sequence has no program, its cat-Linear-tanh windows do,
+    and every loss and gradient is PyTorch's (windows fed from the wrong place fail)."""
+    found = _windows_counted(monkeypatch)
+    # (a sequence run by windows counts as a miss for the cool-down: kept from pausing here)
+    monkeypatch.setattr(_deferred_grad, "MISS_LIMIT", 10**9)
+    rng = random.Random(11)
+    for _ in range(12):
+        tree = _tree(rng, 0, len(TOKENS))
+        ref = _tree_step(torch, tree)
+        got = _tree_step(torchjax, tree)
+        for r, g in zip(ref, got):
+            np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6)
+    assert found and found[-1]  # the last steps found every window's program
+
+
+def test_windows_of_one_sequence():
+    """Windows start where the first op's kind comes back, or after MAX_WINDOW ops."""
+    def ops_of(tokens):
+        flat, ops = [], []
+        for t in tokens:
+            flat.append(t)
+            ops.append((None, None, len(flat), len(flat)))
+        return ops, flat
+    starts, win = _deferred_windows.windows(*ops_of([1, 2, 3, 1, 2, 3, 1, 4]))
+    assert starts == [0, 3, 6, 8] and win == [0, 0, 0, 1, 1, 1, 2, 2]
+    n = _deferred_windows.MAX_WINDOW
+    starts, _ = _deferred_windows.windows(*ops_of([1] + [2, 3] * n))
+    # (MAX_WINDOW is even: the window cut there starts at a 3, whose kind then recurs)
+    assert starts == [0, n] + list(range(n + 2, 2 * n + 1, 2)) + [2 * n + 1]
+
+
+def test_window_results_read_by_later_windows_and_lists(monkeypatch):
+    """A window returns what later windows read, also inside a cat's list, though no node
+    saves it and no tensor holds it (the body's mul result), and the results equal
+    PyTorch's."""
+    found = _windows_counted(monkeypatch)
+    proj = np.ascontiguousarray(W.T * 0.5)  # (2D, D)
+
+    def fn(lib, h, b, p):
+        k = b
+        for _ in range(4):  # cat, matmul, mul, add, sub: one window each time round
+            c = lib.cat((h, b), 1) @ p
+            h = c * 0.5 + k  # k: read across windows directly, h: inside a list
+            k = c - h
+        return (h * k).sum()
+    ref_in = [torch.tensor(v, requires_grad=True) for v in (W[:4, :D], W[4:8, :D])]
+    ref = fn(torch, *ref_in, torch.tensor(proj))
+    ref.backward()
+    for _ in range(4):
+        got_in = [torchjax.tensor(v, requires_grad=True) for v in (W[:4, :D], W[4:8, :D])]
+        got = fn(torchjax, *got_in, torchjax.tensor(proj))
+        got.backward()
+        np.testing.assert_allclose(float(got.item()), float(ref.item()), rtol=1e-5)
+        for r, g in zip(ref_in, got_in):
+            np.testing.assert_allclose(g.grad.numpy(), r.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert found  # the sequence did run by windows
+
+
+def test_short_forwards_compile_no_program_and_cool_down():
+    """A grad forward shorter than MIN_OPS (a small MLP's) gains nothing from a program:
+    none is compiled for it, it counts towards the cool-down, and it stays PyTorch's."""
+    compiled = _deferred_programs.STATS["compiled"]
+
+    def step(lib, w):
+        h = lib.relu(lib.nn.functional.linear(lib.tensor(EMB[:4]), w))
+        loss = ((h - 0.5) ** 2).mean()
+        loss.backward()
+        return float(loss.item()), w.grad.numpy().copy()
+    rw = torch.tensor(W[:, :D], requires_grad=True)
+    ref = step(torch, rw)
+    for _ in range(6):
+        gw = torchjax.tensor(W[:, :D], requires_grad=True)
+        got = step(torchjax, gw)
+        np.testing.assert_allclose(got[0], ref[0], rtol=1e-5)
+        np.testing.assert_allclose(got[1], ref[1], rtol=1e-5, atol=1e-6)
+    assert _deferred_programs.STATS["compiled"] == compiled
+    assert _deferred_grad._COOL[0] > 0
+
+
+def _pending(t):
+    return t._lazy is not None
+
+
+def test_a_cool_down_counts_backward_passes():
+    """Deferral resumes at the start of a forward: a cool-down counts backward passes (in
+    ops, it ended mid-forward, and a repeated step's sequence was new every time), and while
+    it lasts grad ops are turned away before recording."""
+    prep = torchjax._dispatch.PREPARED["tanh"]
+    _deferred_grad._COOL[0] = 2
+    x = torchjax.tensor(W, requires_grad=True)
+    for _ in range(3):
+        assert not _deferred_grad.usable(prep)
+        assert not _pending(torchjax.tanh(x))
+    _deferred.flush()  # what every backward calls first
+    assert not _deferred_grad.usable(prep)
+    _deferred.flush()
+    assert _deferred_grad.usable(prep)
+    assert _pending(torchjax.tanh(x))
+
+
+def test_cool_downs_double_while_nothing_fuses():
+    def misses():
+        for _ in range(_deferred_grad.MISS_LIMIT):
+            _deferred_grad.ran(False)
+        cool = _deferred_grad._COOL[0]
+        _deferred_grad._COOL[0] = 0
+        return cool
+    first = misses()
+    assert first == _deferred_grad.COOL_STEPS and misses() == 2 * first
+    _deferred_grad.ran(True, _deferred_grad.MIN_OPS)  # a long sequence ran as one program
+    assert misses() == first

@@ -43,8 +43,9 @@ sees the extra reference and passes a copy instead, see compiler/_program.py).
 
 On by default; TORCHJAX_DEFER=0 in the environment (or `torchjax._deferred.ON[0] = False`)
 turns it off. The whole test suite passes with it on (docs/performance_eager.md).
-With GRAD also on (TORCHJAX_DEFER_GRAD=1, experimental), ops that record a tape node are
-deferred too: see _deferred_grad.py. docs/performance.md has the measurements of both.
+GRAD (on by default since eager21; TORCHJAX_DEFER_GRAD=0 turns it off) defers ops that
+record a tape node too: see _deferred_grad.py, which also says when it pauses itself.
+docs/performance_eager.md has the measurements of both.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ import jax
 
 from . import _deferred_grad as _grad
 from . import _deferred_programs as _dp
+from . import _deferred_windows as _windows
 from . import _tensor
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _make_pure, _types
@@ -78,9 +80,21 @@ _op_by_op = _dp.op_by_op
 _programs_for = _dp.program_for
 
 ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
-# experimental, needs ON: ops that record a tape node are deferred too (_deferred_grad.py)
-GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "0") not in ("", "0")]
+# needs ON: ops that record a tape node are deferred too (_deferred_grad.py). On by default
+# since eager21: a repeated tree net's step went from 1.50x to 1.24x PyTorch's (wall time,
+# in one process), and the cool-down keeps short forwards (an MLP's) and new structures on
+# the eager path (docs/performance_eager.md)
+GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "1") not in ("", "0")]
+COOL = _grad._COOL  # (read by _dispatch.dispatch: grad ops skip recording while cooling)
 MAX_OPS = 64  # a longer sequence is cut (run) here
+# ... unless it records tape nodes: a graph's forward is run by its backward anyway, and a
+# tree net's 94-op forward is then one program rather than two (and its windows, when on,
+# line up with its loop body: cut at 64 it ended in a one-op window, never a program)
+MAX_GRAD_OPS = 256
+# a sequence with tape nodes and no program runs window by window (_deferred_windows.py).
+# Off: on new trees the windows measured no faster than the eager ops, and compiling their
+# programs on the worker thread slowed the steps around (docs/performance_eager.md)
+WINDOWS = [False]
 
 _STATE = grad_mode.STATE
 _SLOT = Tensor.__dict__["_data"]
@@ -101,12 +115,17 @@ except ImportError:  # pragma: no cover - moved in a newer jax: nothing is defer
 class _Seq:
     """One thread's pending ops, in order."""
 
-    __slots__ = ("ops", "ext", "key", "results", "nodes", "done", "finished", "error",
-                 "lock", "owner")
+    __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
+                 "error", "lock", "owner", "graph")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
         self.ext = []  # the arrays and numbers read from outside the sequence
+        # id of an array in ext -> its index: an array read by several ops (a Linear's weight
+        # in a tree net) is one argument of the program, not one per read. Each argument of
+        # an XLA CPU call costs ~2 µs here: 21 tanh(Linear(cat)) with the weight and bias
+        # passed per op took 167 µs against 73 µs passed once (docs/performance_eager.md)
+        self.where = {}
         # per op its token, then where each input comes from: i >= 0 is ext[i], i < 0 the
         # result of op ~i (flat; a token fixes the arity)
         self.key = []
@@ -115,6 +134,7 @@ class _Seq:
         # cycle result -> sequence -> result is cut when the sequence runs.
         self.results = []
         self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
+        self.graph = False  # whether any op recorded a tape node (_deferred_grad)
         self.done = False
         self.error = None
         self.lock = threading.Lock()
@@ -148,8 +168,21 @@ def _input(v, seq, ext):
         # only arrays JAX may place freely: arrays put on a device (another GPU, a mesh)
         # could meet arrays of another one in the sequence's program
         return None
-    ext.append(a)
-    return len(ext) - 1, a.aval
+    where = seq.where
+    i = where.get(id(a))  # (ext holds every array it maps, so their ids stay theirs)
+    if i is None:
+        i = where[id(a)] = len(ext)
+        ext.append(a)
+    return i, a.aval
+
+
+def _forget(seq, n_ext):
+    """Undo what a call that is not deferred after all added to seq's inputs."""
+    ext, where = seq.ext, seq.where
+    for x in ext[n_ext:]:
+        if where.get(id(x), -1) >= n_ext:
+            del where[id(x)]
+    del ext[n_ext:]
 
 
 def _pending_result(seq, i, aval):
@@ -226,6 +259,8 @@ def record(prep, fast, dyn, stat):
                 _describe(meta, prep, stat, hit, dyn)
             aval = meta[1]
             i = len(seq.ops)
+            if i == 0 and _ALONE and _alone(meta[0]):
+                aval = None  # (not deferred: see _alone)
             made = _grad.node_for(prep, hit, dyn, seq, i, aval) if rg and aval is not None \
                 else None
             if aval is not None and (made is not None or not rg):
@@ -234,11 +269,12 @@ def record(prep, fast, dyn, stat):
                 t = _pending_result(seq, i, aval)
                 if made is not None:
                     _grad.finish(t, *made, seq, aval)
-                if i + 1 >= MAX_OPS:
+                    seq.graph = True
+                if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
                     run(seq)
                 return t
     # not deferred: forget what this call added
-    del ext[n_ext:]
+    _forget(seq, n_ext)
     del skey[k0:]
     return None
 
@@ -298,11 +334,45 @@ def record_list(prep, fast, dyn, stat):
                 t = _pending_result(seq, i, aval)
                 if node is not None:
                     _grad.finish(t, node, False, False, seq, aval)
-                if i + 1 >= MAX_OPS:
+                    seq.graph = True
+                if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
                     run(seq)
                 return t
-    del ext[n_ext:]
+    _forget(seq, n_ext)
     return None
+
+
+# Kinds of call (fast-path tokens) whose sequences ran with that op alone: a view or a read
+# right after it ran it at once (the tree net's embedding, split into rows at every step).
+# Deferred, such an op costs its recording and a run; eager, neither. token -> such runs in a
+# row; from ALONE_AFTER on, also counting the calls left eager since, until ALONE_RETRY of
+# them (then deferral is tried again)
+_ALONE: dict = {}
+ALONE_AFTER = 2
+ALONE_RETRY = 64
+
+
+def _alone(token):
+    """Whether a call of this kind should start no sequence (it would run alone)."""
+    n = _ALONE.get(token)
+    if n is None or n < ALONE_AFTER:
+        return False
+    if n >= ALONE_AFTER + ALONE_RETRY:
+        del _ALONE[token]
+        return False
+    _ALONE[token] = n + 1
+    return True
+
+
+def _ran_alone(ops, flat):
+    """Count a run for the first op's kind: alone, or with others (forgotten)."""
+    token = flat[ops[0][2] - 1]
+    if len(ops) == 1:
+        if len(_ALONE) >= 4096:
+            _ALONE.clear()
+        _ALONE[token] = _ALONE.get(token, 0) + 1
+    elif _ALONE:
+        _ALONE.pop(token, None)
 
 
 def _number(v):
@@ -383,7 +453,8 @@ engine.BEFORE_BACKWARD.append(lambda: flush())  # a backward needs every saved v
 
 
 def flush():
-    """Run the calling thread's pending sequence now."""
+    """Run the calling thread's pending sequence now (every backward does)."""
+    _grad.step_ended()
     seq = _LOCAL.seq
     if not seq.done and seq.ops:
         run(seq)
@@ -431,11 +502,14 @@ def _run(seq):
             live.append(i)
         i += 1
     ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
-    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = None
+    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
+    if ops:
+        _ran_alone(ops, flat)
     tlive = live
     misses = -1
+    if seq.graph:  # (counted for the cool-down: _deferred_grad.ran)
+        misses = _missed()
     if nodes:  # results that tape nodes saved are outputs too
-        misses = STATS["op_by_op"]
         need, nodes = _grad.needed(nodes)
         if need:
             live = sorted(need.union(live))
@@ -456,7 +530,7 @@ def _run(seq):
         else:
             prog = _PROGRAMS.get(key)
             outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live,
-                                                                    True)
+                                                                    True, misses >= 0)
     except BaseException as e:
         seq.error = e
         seq.finished = True
@@ -465,7 +539,9 @@ def _run(seq):
         if token is not _KEPT_X64:
             _leave(token)
     if misses >= 0:
-        _grad.ran(STATS["op_by_op"] == misses)
+        # (a sequence run by windows counts as a miss too: on a new tree they measured about
+        # as fast as the eager ops, so the recording did not pay; docs/performance_eager.md)
+        _grad.ran(_missed() == misses, len(ops))
     if nodes:
         value_of = dict(zip(live, outs))
         _grad.patch(nodes, value_of)
@@ -480,10 +556,24 @@ def _run(seq):
     seq.finished = True
 
 
-def _outputs(key, ops, ext, flat, live, top=False):
+def _missed():
+    """A count that grows when a sequence runs without its program: op by op or by windows,
+    but not while its program compiles on the worker thread (it will have one: counting that
+    as a miss paused a repeated tree net's deferral before its program was ready)."""
+    return STATS["op_by_op"] + STATS["windows"] - STATS["waiting"]
+
+
+def _outputs(key, ops, ext, flat, live, top=False, graph=False):
+    """The live results: the sequence's program, or (graph: it records tape nodes) its
+    windows' programs (_deferred_windows.py), or its ops one by one."""
     prog = _PROGRAMS.get(key)
-    if prog is None:
+    # (a short sequence with tape nodes gets no program, nor windows: it counts as a miss
+    # for the cool-down whatever runs it, so their compiles would only be wasted)
+    short = graph and len(ops) < _grad.MIN_OPS
+    if prog is None and not short:
         prog = _programs_for(key, ops, live, ext, top)
     if prog is not None:
         return prog(*ext)
+    if graph and top and WINDOWS[0] and not short:
+        return _windows.run(ops, flat, ext, live)
     return _op_by_op(ops, flat, ext, live)

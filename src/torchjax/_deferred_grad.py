@@ -1,4 +1,4 @@
-"""Deferred ops that record a tape node (_deferred.py with GRAD on; experimental, off).
+"""Deferred ops that record a tape node (_deferred.py with GRAD on, the default).
 
 Why: a forward that records grad (the tree net) runs one XLA call per op; deferring it
 lets the whole forward run as one program. The node is made at once, as _record_simple /
@@ -45,34 +45,57 @@ class Ref:
         self.i = i
 
 
-# A graph whose structure is new every step (the new tree) finds no program: its sequences
-# run op by op and the recording is pure cost. After MISS_LIMIT such runs in a row, the next
-# COOL_OPS grad ops run eagerly, then deferral tries again; a repeated structure finds its
-# programs by its second step and never cools down.
+# A graph whose structure is new every step finds no program: its sequences run op by op and
+# the recording is pure cost. After MISS_LIMIT such runs in a row, grad ops run eagerly for
+# the next COOL_STEPS backward passes, then deferral tries again at the start of a forward; a
+# repeated structure finds its programs by its second step and never cools down. Counted in
+# backward passes, not ops: dispatch then turns grad ops away inline while cooling (one
+# check, no call), and deferral never resumes mid-forward (it did when counted in ops: a
+# repeated step's sequence then started at another op every time, was new, and cooled it
+# down again). A sequence of fewer than MIN_OPS ops counts as a miss even with a program:
+# recording a grad op with its node costs about as much as the XLA call it saves, so short
+# forwards only lose (the seed MLP's 4-op forward as one program: 1.06x its eager step),
+# while a tree's 94-op forward gains (docs/performance_eager.md). Each cool-down that follows
+# another with no fused sequence between doubles, up to MAX_COOL_STEPS: a workload whose
+# structure is always new then pays the recording on a few retries per thousand steps.
 MISS_LIMIT = 4
-COOL_OPS = 1024
+COOL_STEPS = 16
+MAX_COOL_STEPS = 256  # (the cool-down is the process's: a later workload waits this long)
+MIN_OPS = 16
 _MISSES = [0]
-_COOL = [0]
+_COOL = [0]  # backward passes left to cool down (read inline by _dispatch.dispatch)
+_NEXT_COOL = [COOL_STEPS]
+
+
+def reset():
+    """Forget the cool-down and the misses (a benchmark starting another workload)."""
+    _MISSES[0] = _COOL[0] = 0
+    _NEXT_COOL[0] = COOL_STEPS
 
 
 def usable(prep):
     """Whether a call of this row that records grad may be deferred now."""
+    return (not _COOL[0] and prep.op.differentiable and not _SAVED_HOOKS.stack
+            and not _ANOMALY.enabled and not _LINEARIZE[0])
+
+
+def step_ended():
+    """A backward is starting: one step less to cool down."""
     if _COOL[0]:
         _COOL[0] -= 1
-        return False
-    return (prep.op.differentiable and not _SAVED_HOOKS.stack and not _ANOMALY.enabled
-            and not _LINEARIZE[0])
 
 
-def ran(fused):
-    """A sequence with tape nodes ran, as one program (fused) or op by op."""
-    if fused:
+def ran(fused, n_ops=MIN_OPS):
+    """A sequence of n_ops ops with tape nodes ran, as one program (fused) or op by op."""
+    if fused and n_ops >= MIN_OPS:
         _MISSES[0] = 0
+        _NEXT_COOL[0] = COOL_STEPS
     else:
         _MISSES[0] += 1
         if _MISSES[0] >= MISS_LIMIT:
             _MISSES[0] = 0
-            _COOL[0] = COOL_OPS
+            _COOL[0] = _NEXT_COOL[0]
+            _NEXT_COOL[0] = min(2 * _NEXT_COOL[0], MAX_COOL_STEPS)
 
 
 def node_for(prep, hit, dyn, seq, i, aval):

@@ -35,7 +35,8 @@ _MAX_SEEN = 4096
 PROGRAMS: dict = {}
 SEEN: dict = {}
 # counts for tests and benchmarks: sequence programs made, sequences run op by op
-STATS = {"compiled": 0, "op_by_op": 0}
+# (and runs by windows; "waiting": op-by-op runs of a sequence whose program is compiling)
+STATS = {"compiled": 0, "op_by_op": 0, "windows": 0, "waiting": 0}
 
 
 def source(s, ext, vals):
@@ -95,6 +96,7 @@ class _Compiling:
 
     def __call__(self, *ext):
         if not self.done:
+            STATS["waiting"] += 1
             return op_by_op(self.ops, self.key[0], ext, self.live)
         if PROGRAMS.get(self.key) is self:
             PROGRAMS[self.key] = self.fn

@@ -70,6 +70,7 @@ from ._x64 import allow as _allow
 _STATE = grad_mode.STATE
 _DEFER = _deferred.ON
 _DEFER_GRAD = _deferred.GRAD
+_DEFER_COOL = _deferred.COOL  # grad deferral cooling down: grad ops turned away here
 _AUTOCAST = _autocast.STATE
 _DEVICE_DTYPES = _device_dtypes.STATE
 _RESULT_HOOKS = _result_hooks.STATE
@@ -388,7 +389,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
         # _deferred.record. Most ops of a training step record a node: turned away here,
         # inline (through record that check cost ~0.3 µs per op, inline ~0.05-0.1)
         v = None
-        if _STATE.grad_enabled and not _DEFER_GRAD[0]:
+        if _STATE.grad_enabled and (not _DEFER_GRAD[0] or _DEFER_COOL[0]):
             for v in dyn:
                 if isinstance(v, Tensor) and v._requires_grad:
                     break

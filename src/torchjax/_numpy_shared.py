@@ -241,6 +241,7 @@ def _slot_meta(fn):
 
 class _Meta:
     __slots__ = ("_data",)
+    _lazy = None  # never a pending result (Tensor's shape reads look: _deferred)
 
     def __init__(self, arr):
         self._data = arr

@@ -107,29 +107,32 @@ class Tensor(_HostReads, _Conversions):
 
     # -- metadata --------------------------------------------------------------------------
 
+    # (a pending result, _deferred, answers shape reads from the aval it was recorded with:
+    # running its sequence there cut forwards in two, at mse_loss's size check)
     @property
     def shape(self) -> Size:
         """The size of each dimension, as a `torchjax.Size` (a tuple subclass)."""
-        return Size(self._data.shape)
+        return Size((self._data if self._lazy is None else self._lazy[2]).shape)
 
     def size(self, dim: int | None = None):
         """The shape as a `torchjax.Size`, or the size of dimension `dim` (negative counts from the
         end) as an int.
         """
+        shape = (self._data if self._lazy is None else self._lazy[2]).shape
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self) -> int:
         """The number of dimensions (`ndimension` is another name for it)."""
-        return self._data.ndim
+        return (self._data if self._lazy is None else self._lazy[2]).ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return self._data.ndim
+        return (self._data if self._lazy is None else self._lazy[2]).ndim
 
     def numel(self) -> int:
         """The number of elements (`nelement` is another name for it)."""

@@ -1,6 +1,6 @@
 """The backward engine: iterative (dependency counts and a ready stack), never recursive.
 
-Three ways to run the same plan:
+Four ways to run the same plan:
 - node by node: each node's backward is one cached jitted call (any graph, hooks, errors);
 - fused: when a graph of the same structure has been seen before (a training loop), the
   whole backward runs as one cached XLA program over every node's saved arrays. DESIGN.md
@@ -13,6 +13,9 @@ Three ways to run the same plan:
   group of same-kind independent nodes as one vmapped call (batched.py). It makes 2-3x fewer
   XLA calls on a random tree but measured slower than node by node here (its Python per
   group), so it is off by default; docs/performance.md has the figures.
+- chains (CHAINS, on): a plain graph that is not fused yet runs chain by chain, each run of
+  nodes that feed only the next one program keyed on the chain alone (chains.py): a new
+  tree's backward makes one call per tree node instead of three.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ import numpy as np
 
 from .. import _one_off, _programs
 from .._linearize import Linearized
-from . import anomaly, batched
-from .node import BEFORE_BACKWARD, AccumulateGrad
+from . import anomaly, batched, chains
+from .node import BEFORE_BACKWARD, AccumulateGrad, receive
 from .saved_hooks import Packed
 
 
@@ -60,6 +63,9 @@ FUSE_FIRST = [1]
 # A plain graph that is not fused (yet) runs level by level with same-kind nodes batched
 # (batched.py) rather than node by node. Off: measured slower on this CPU (module docstring).
 BATCHED = False
+# A plain graph that is not fused (yet) runs chain by chain (chains.py): a chain of nodes that
+# each feed only the next is one program keyed on the chain, not on the graph
+CHAINS = True
 
 
 def _plan(roots):
@@ -146,6 +152,10 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
                 batched.run(nodes, root_slots, parts, _topological(parts), root_grads,
                             retain_graph, Arrays.root)
                 return
+            if CHAINS and _one_off.top_level():
+                chains.run(nodes, root_slots, parts, _topological(parts), root_grads,
+                           retain_graph, Arrays)
+                return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
 
@@ -231,7 +241,7 @@ def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
-        _receive(buf, nr, mode.root(g))
+        receive(buf, nr, mode.root(g))
     for node in order:
         cts = buffers.pop(node, None)
         if cts is None:
@@ -279,17 +289,7 @@ def run_nodes(mode, plan, roots, root_grads, retain_graph, targets):
             buf = buffers.get(child)
             if buf is None:
                 buf = buffers[child] = [None] * child._n_out
-            _receive(buf, nr, g)
-
-
-def _receive(buf, nr, g):
-    prev = buf[nr]
-    if prev is None:
-        buf[nr] = g
-    elif prev.__class__ is list:
-        prev.append(g)
-    else:
-        buf[nr] = [prev, g]
+            receive(buf, nr, g)
 
 
 def _leaf(mode, node, ct, targets):

@@ -188,6 +188,19 @@ def accumulator_of(tensor) -> AccumulateGrad:
     return acc
 
 
+def receive(buf, nr, g):
+    """Gradient g arrives for output nr of a node (buf: one slot per output): kept, or listed
+    with the others for that output, to be summed in one call when the node runs (one add per
+    arriving gradient cost an XLA call each)."""
+    prev = buf[nr]
+    if prev is None:
+        buf[nr] = g
+    elif prev.__class__ is list:
+        prev.append(g)
+    else:
+        buf[nr] = [prev, g]
+
+
 def list_edges(tensors):
     """The tape edges of a tensor list's members (None where no gradient flows) and their
     requires_grad pattern as bits, first member highest (the key of a list row's spec)."""
