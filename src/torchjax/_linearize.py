@@ -20,10 +20,6 @@ import jax.numpy as jnp
 ACTIVE = [False]
 
 
-def _inexact(x) -> bool:
-    return jnp.issubdtype(x.dtype, jnp.inexact)
-
-
 def _real(x) -> bool:
     return not jnp.issubdtype(x.dtype, jnp.complexfloating)
 
@@ -34,23 +30,13 @@ def run(fwd, arrays, diff):
     gives one gradient per diff position. None when this call keeps the eager path."""
     import jax
 
-    from ._pure import at_positions
+    from ._pure import at_positions, inexact_outputs
 
     f, primals = at_positions(fwd, [list(a) if isinstance(a, tuple) else a for a in arrays],
                               diff)
     if not all(_real(p) for p in primals):
         return None  # complex: PyTorch's conjugate convention lives in the eager backward
-    kept: list = []
-    single = [True]
-
-    def g(*d):
-        outs = f(*d)
-        if isinstance(outs, (tuple, list)):
-            single[0] = False
-            kept[:] = [k for k, o in enumerate(outs) if _inexact(o)]
-            return tuple(outs[k] for k in kept), outs
-        return outs, outs
-
+    g, kept, single = inexact_outputs(f)
     diffed, vjp, outs = jax.vjp(g, *primals, has_aux=True)
     if not all(_real(o) for o in (diffed if not single[0] else (diffed,))):
         return None

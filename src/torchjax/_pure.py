@@ -139,6 +139,24 @@ def vjp_of_inexact(f, primals, cts):
     return vjp(ct)
 
 
+def inexact_outputs(f):
+    """(g, kept, single) for jax.vjp(g, ..., has_aux=True): g(*d) returns f's differentiable
+    (inexact) outputs and, as aux, all of them; once traced, `kept` lists the positions of
+    the differentiable ones of a tuple result and single[0] says f returned one array."""
+    kept: list = []
+    single = [True]
+
+    def g(*d):
+        outs = f(*d)
+        if isinstance(outs, (tuple, list)):
+            single[0] = False
+            kept[:] = [k for k, o in enumerate(outs) if jnp.issubdtype(o.dtype, jnp.inexact)]
+            return tuple(outs[k] for k in kept), outs
+        return outs, outs
+
+    return g, kept, single
+
+
 def at_positions(fwd, args, diff):
     """(g, primals): g(*d) is fwd(*args) with the `diff` positions replaced by d ((i, -1) for
     argument i, (i, j) for element j of list argument i; `args` holds lists for those), and

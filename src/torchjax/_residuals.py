@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from jax.api_util import shaped_abstractify
 
 from . import _programs
-from ._pure import _make_pure, at_positions, pytorch_complex_convention
+from ._pure import _make_pure, at_positions, inexact_outputs, pytorch_complex_convention
 
 _FORWARDS: dict = {}  # (row, statics, compute dtype, diff) -> the forward program
 _TREES: dict = {}     # (row, statics, compute dtype, diff, avals) -> _Tree
@@ -85,17 +85,7 @@ def _vjp_forward(prep, stat, cd, diff):
         key = base + (avals_of(arrays),)
         g, primals = at_positions(
             fwd, [list(a) if isinstance(a, tuple) else a for a in arrays], diff)
-        kept: list = []
-        single = [True]
-
-        def h(*d):
-            outs = g(*d)
-            if isinstance(outs, (tuple, list)):
-                single[0] = False
-                kept[:] = [k for k, o in enumerate(outs) if jnp.issubdtype(o.dtype, jnp.inexact)]
-                return tuple(outs[k] for k in kept), outs
-            return outs, outs
-
+        h, kept, single = inexact_outputs(g)
         diffed, vjp, outs = jax.vjp(h, *primals, has_aux=True)
         leaves, tree = jax.tree_util.tree_flatten(vjp)
         if key not in _TREES:

@@ -16,18 +16,11 @@ import pytest
 import torch
 
 import torchjax
+from tests.nn.test_rnn import pair  # the same layer in both, PyTorch's weights copied
 from tests.test_compile_cache import _env
 from torchjax import _residuals
 
 _rng = np.random.default_rng(3)
-
-
-def pair(kind, *args, **kwargs):
-    tm = getattr(torch.nn, kind)(*args, **kwargs)
-    jm = getattr(torchjax.nn, kind)(*args, **kwargs)
-    jm.load_state_dict({k: torchjax.tensor(v.detach().numpy()) for k, v in
-                        tm.state_dict().items()})
-    return tm, jm
 
 
 def step(lib, m, x, forget=False):
