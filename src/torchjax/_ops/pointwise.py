@@ -306,7 +306,7 @@ _unary("sinh", jnp.sinh)
 _unary("cosh", jnp.cosh)
 _unary("tanh", jnp.tanh, saves=_R, result_grad=lambda y, g: g * (1 - y * y))
 # PyTorch's in-place asinh_/acosh_/atanh_ make a node of their own (AsinhBackward1, whose
-# backward PyTorch 2.13 has not implemented; torchjax's computes the derivative)
+# backward PyTorch 2.13 has not implemented: _ops/inplace_hyperbolic.py raises as it does)
 _unary("asinh", jnp.arcsinh, aliases=("arcsinh",), inplace_overloads=1)
 _unary("acosh", jnp.arccosh, aliases=("arccosh",), inplace_overloads=1)
 _unary("atanh", jnp.arctanh, aliases=("arctanh",), inplace_overloads=1)
