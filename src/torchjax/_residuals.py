@@ -114,14 +114,12 @@ class ResidualSpec:
     saved tuple is the eager one with the residuals appended; `eager` is the BackwardSpec
     that recomputes from the inputs (create_graph uses it)."""
 
-    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots", "ident", "eager", "_key",
-                 "_avals")
+    __slots__ = ("pure", "jit", "edge_of", "n_edges", "slots", "ident", "eager", "_key")
 
     def __init__(self, eager, prep, stat, cd, diff, avals):
         self.eager = eager
         self.edge_of, self.n_edges, self.slots = eager.edge_of, eager.n_edges, eager.slots
         self._key = (prep, stat, cd, diff, avals)
-        self._avals = avals
         self.ident = eager.ident and _programs.ident_of("residual backward", eager.ident,
                                                         avals)
 

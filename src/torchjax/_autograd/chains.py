@@ -25,7 +25,7 @@ or saved-tensor hooks); run_nodes handles everything else.
 from __future__ import annotations
 
 from .. import _programs
-from .node import receive
+from .node import named_parts, receive
 
 MAX_NODES = 8
 _PROGRAMS_MAX = 1024  # (each program keeps a few memory maps, PITFALLS.md)
@@ -113,16 +113,8 @@ def _make(key):
                 break
         return tuple(outs)
 
-    ident = None
-    named = []
-    for spec, n_out, where in key:
-        i = getattr(spec, "ident", None)
-        if i is None:
-            break
-        named.append((i, n_out, where))
-    else:
-        ident = _programs.ident_of("chain backward", tuple(named))
-    return _programs.program(chain, ident)
+    named = named_parts(key)
+    return _programs.program(chain, named and _programs.ident_of("chain backward", named))
 
 
 def _program(key):

@@ -28,7 +28,7 @@ import numpy as np
 from .. import _one_off, _programs
 from .._linearize import Linearized
 from . import anomaly, batched, chains
-from .node import BEFORE_BACKWARD, AccumulateGrad, receive
+from .node import BEFORE_BACKWARD, AccumulateGrad, named_parts, receive
 from .saved_hooks import Packed
 
 
@@ -522,13 +522,5 @@ def _fused_ident(key):
     """The program cache's name for a fused backward: its structure, with each node's
     backward by its own ident (None when one of them has none)."""
     root_slots, implicit, parts = key
-    named = []
-    for p in parts:
-        if p is None:
-            named.append(None)
-            continue
-        ident = getattr(p[0], "ident", None)
-        if ident is None:
-            return None
-        named.append((ident, p[1], p[2]))
-    return _programs.ident_of("fused", root_slots, implicit, tuple(named))
+    named = named_parts(parts)
+    return None if named is None else _programs.ident_of("fused", root_slots, implicit, named)

@@ -201,6 +201,21 @@ def receive(buf, nr, g):
         buf[nr] = [prev, g]
 
 
+def named_parts(parts):
+    """The program cache's names of a backward's parts (spec, *rest): each spec by its own
+    ident, None parts kept (a fused backward's leaves); None when a spec has no ident."""
+    named = []
+    for p in parts:
+        if p is None:
+            named.append(None)
+            continue
+        ident = getattr(p[0], "ident", None)
+        if ident is None:
+            return None
+        named.append((ident, *p[1:]))
+    return tuple(named)
+
+
 def list_edges(tensors):
     """The tape edges of a tensor list's members (None where no gradient flows) and their
     requires_grad pattern as bits, first member highest (the key of a list row's spec)."""

@@ -21,16 +21,14 @@ from jax.sharding import SingleDeviceSharding as _Single
 from .. import _dispatch, _one_off
 from .._autograd import grad_mode
 from .._device_dtypes import STATE as _DEVICE_DTYPES
-from .._host_put import put
 from .._tensor import Tensor
-from ._index_keys import _ARR, _BOOL
 
 _MAX = 1 << 16  # elements: beyond this a copy of the whole tensor costs more than the write
 try:  # jax's concrete array class, named without making one (import must not start XLA)
     from jax._src.array import ArrayImpl as _ARRAY
 except ImportError:  # pragma: no cover - moved in a newer jax: nothing goes this way
     _ARRAY = None
-_NUMBERS = (bool, int, float, np.integer)
+_NUMBERS = (bool, int, float)  # (and NumPy integers, by isinstance)
 # targets a Python float converts to in one rounding both in NumPy and in XLA (half and
 # bfloat16 may go through float32 in XLA: they take only floats they hold exactly)
 _ONE_ROUNDING = frozenset(map(np.dtype, (np.float32, np.float64, np.complex64, np.complex128)))
@@ -67,7 +65,7 @@ def write(self: Tensor, value, k) -> bool:
         return False
     host = np.array(arr)  # (a copy: the array's own buffer is XLA's, immutable)
     host[key] = src
-    self._write(put(host) if not arr.committed else _one_off.to_device(host, arr))
+    self._write(_one_off.to_device(host, arr))  # (beside arr when it is committed)
     return True
 
 
@@ -96,9 +94,7 @@ def _numpy_key(spec):
             key.append(e)
         elif type(e) is tuple and len(e) == 3:
             key.append(slice(*e))
-        else:  # _ARR, _BOOL or anything else: the program path
+        else:  # an index array's or a bool's placeholder: the program path
             return None
     return tuple(key)
 
-
-assert _ARR != _BOOL  # (the placeholders _numpy_key leaves to the program path)
