@@ -62,6 +62,10 @@ _SCRUB = ("TORCHJAX_CACHE", "TORCHJAX_CACHE_DIR", "TORCHJAX_CACHE_PROGRAMS", "TO
 
 def _env(**extra):
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    # these tests are about compiled programs on disk: the host tier (which evaluates a
+    # program's first calls with NumPy and compiles only hot ones) is off in them, and
+    # tests/host_tier checks a warm process with it on
+    env["TORCHJAX_HOST_TIER"] = "0"
     env.update(extra)
     return env
 
@@ -223,8 +227,10 @@ def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
     assert _compile_cache._root() is None
 
 
-def test_compile_stats_counts_a_new_program():
+def test_compile_stats_counts_a_new_program(monkeypatch):
     import jax
+
+    from torchjax import _host_tier
 
     v = jax.numpy.ones(3).block_until_ready()
     before = torchjax.compile_stats(reset=True)
@@ -239,7 +245,11 @@ def test_compile_stats_counts_a_new_program():
     assert st.compiled + st.cache_hits == 1
     assert st.total_seconds > 0 and "traced 1" in str(st)
     x = torchjax.ones(3, 11, 5)  # an op on a shape used nowhere else in the suite
+    # the host tier evaluates a new shape's first calls with NumPy: counted apart
     (x * 2.5).sum().item()
+    assert torchjax.compile_stats().host_calls >= 1
+    monkeypatch.setattr(_host_tier, "ON", [False])
+    (x * 3.5).sum().item()
     # (made, or loaded from the program cache, which a warm suite finds without tracing)
     after = torchjax.compile_stats()
     assert after.compiled + after.cache_hits > 1

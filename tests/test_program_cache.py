@@ -134,10 +134,11 @@ def test_compiler_options_reach_the_executable(monkeypatch, tmp_path):
     """A program made under other XLA options is compiled with them, and a switch back finds
     the executable made under the first ones (on disk) instead of the other's."""
     import torchjax
-    from torchjax import _compile_cache, _deferred
+    from torchjax import _compile_cache, _deferred, _host_tier
     if not _programs.enabled():
         pytest.skip("the program cache is off (TORCHJAX_CACHE=0)")
     monkeypatch.setattr(_compile_cache, "directory", str(tmp_path))
+    monkeypatch.setattr(_host_tier, "ON", [False])  # (compiled programs are the subject)
     x = torchjax.arange(12.).reshape(3, 4)
 
     def made_by(options):

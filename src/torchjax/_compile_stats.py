@@ -51,8 +51,9 @@ class CompileStats:
     traced: functions traced to a jaxpr; lowered: jaxprs lowered to StableHLO;
     compiled: programs XLA compiled; cache_hits: programs loaded from the persistent cache
     instead; cache_misses: programs looked up in the persistent cache and not found (then
-    compiled and written to it). The seconds are wall time on the compiling thread;
-    compile_seconds includes writing the new entry to the cache.
+    compiled and written to it); host_calls: calls the host tier evaluated with NumPy
+    instead of running a compiled program (_host_tier.py). The seconds are wall time on the
+    compiling thread; compile_seconds includes writing the new entry to the cache.
     """
 
     traced: int = 0
@@ -64,6 +65,7 @@ class CompileStats:
     lower_seconds: float = 0.0
     compile_seconds: float = 0.0
     cache_load_seconds: float = 0.0
+    host_calls: int = 0
 
     @property
     def total_seconds(self) -> float:
@@ -149,6 +151,11 @@ def loaded_by_jax() -> bool:
     hit = getattr(_tls, "last_hit", False)
     _tls.last_hit = False
     return hit
+
+
+def count_host_call() -> None:
+    """A call evaluated by the host tier (NumPy) instead of a compiled program."""
+    _stats.host_calls += 1  # (one thread's increments; a lost one is only a count)
 
 
 def count_program_miss() -> None:

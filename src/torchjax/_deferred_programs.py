@@ -23,7 +23,7 @@ import collections
 import os
 import threading
 
-from . import _programs
+from . import _host_tier, _programs
 from ._scalar_args import seen_enough as _seen_enough
 
 COMPILE_AFTER = 2  # a sequence seen this many times gets its own program
@@ -59,7 +59,8 @@ def op_by_op(ops, flat, ext, live):
 
 def program_for(key, ops, live, ext, top):
     """The sequence's program (something called with `ext`), or None: run it op by op."""
-    if len(ops) < 2 or not _seen_enough(SEEN, key, COMPILE_AFTER, _MAX_SEEN):
+    after = COMPILE_AFTER if not _host_tier.ON[0] else max(COMPILE_AFTER, _host_tier.SEQUENCE_AFTER)
+    if len(ops) < 2 or not _seen_enough(SEEN, key, after, _MAX_SEEN):
         return None
     flat = key[0]
     prog = _program([(p, flat[a:b]) for _, p, a, b in ops], live, _ident(ops, flat, live))

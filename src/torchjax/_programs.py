@@ -46,6 +46,7 @@ import jax
 from . import (
     _compile_cache,
     _compile_stats,
+    _host_tier,
     _meta,
     _mlir_context,
     _program_entries,
@@ -332,12 +333,16 @@ def _key(ident: str, sig) -> str:
 class _Program:
     """The cache-miss side of one program's C++ dispatcher (see the module docstring)."""
 
-    __slots__ = ("jit", "ident", "compiled", "__weakref__")
+    __slots__ = ("jit", "ident", "compiled", "host", "hostless", "__weakref__")
 
-    def __init__(self, jitted, ident):
+    def __init__(self, jitted, ident, hostless=False):
         self.jit = jitted
         self.ident = ident
         self.compiled = {}  # signature -> jax.stages.Compiled
+        self.host = {}  # signature -> _host_tier.Entry (or its _NO)
+        # never evaluated by the host tier: donating programs, and those whose results must
+        # be XLA's bits (random streams: see _host_tier.py)
+        self.hostless = hostless
 
     def miss(self, *args, **kwargs):
         sig = None
@@ -353,6 +358,11 @@ class _Program:
                 raise TypeError("a meta tensor has no data for a program to run on")
             return self.jit(*args, **kwargs), None, False
         compiled = self.compiled.get(sig)
+        if _host_tier.ON[0] and not self.hostless and (
+                compiled is None or compiled.__class__ is _Soon and sig in self.host):
+            outs = _host_tier.call(self, args, sig, compiled)
+            if outs is not None:
+                return outs, None, False
         if compiled.__class__ is _Soon:  # being compiled on another thread (compile_soon)
             compiled = compiled.wait(self.compiled, sig)
         if compiled is None:
@@ -445,7 +455,7 @@ class _Program:
                 _program_entries.save(_get_store(), key, compiled, low)
         return work
 
-    def compile_soon(self, args, label: str, enter) -> bool:
+    def compile_soon(self, args, label: str, enter, queued=None) -> bool:
         """Start tracing, lowering (inside enter(), see compile_ahead) and compiling the
         executable for `args` on another thread; a call with their signature meanwhile waits
         for it rather than compiling it a second time. False when there is nothing to start
@@ -454,7 +464,7 @@ class _Program:
         work = None if sig is None else self._work(args, sig, enter)
         if work is None:
             return False
-        self.compiled[sig] = _Soon(work, label)
+        self.compiled[sig] = _Soon(work, label, queued)
         return True
 
 
@@ -478,10 +488,12 @@ def _fastpath(compiled, out_flat, args_flat):
         return None
 
 
-def program(fn, ident: str | None, donate_argnums=()):
+def program(fn, ident: str | None, donate_argnums=(), exact=False):
     """jax.jit(fn, donate_argnums=...), with its executables kept in torchjax's program cache
     under `ident` (None: a plain jax.jit). The result has jax.jit's `lower` and is called
-    the same way. (Donation is compiled into the executable, so the key names it.)"""
+    the same way. (Donation is compiled into the executable, so the key names it.) `exact`:
+    its results must be XLA's to the bit, every call (a random stream's), so the host tier
+    never evaluates it."""
     jitted = jax.jit(fn, donate_argnums=donate_argnums)
     if ident is None or not enabled():
         return jitted
@@ -490,7 +502,7 @@ def program(fn, ident: str | None, donate_argnums=()):
     global _cpp_cache
     if _cpp_cache is None:
         _cpp_cache = _pjit.make_jit_cpp_cache(8192)
-    prog = _Program(jitted, ident)
+    prog = _Program(jitted, ident, bool(donate_argnums) or exact)
     f = _jax.pjit(getattr(fn, "__name__", "program"), fn, prog.miss, (), (),
                   _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
                   _shard_arg, _cpp_cache)
@@ -505,10 +517,11 @@ def program(fn, ident: str | None, donate_argnums=()):
     return f
 
 
-def jit(fn):
+def jit(fn, exact=False):
     """jax.jit(fn) kept in the program cache when `fn` names itself exactly: a torchjax
-    function whose closure holds only plain values (see describe_function)."""
-    return program(fn, ident_of("jit", fn))
+    function whose closure holds only plain values (see describe_function). `exact`: see
+    program."""
+    return program(fn, ident_of("jit", fn), exact=exact)
 
 
 def lazy_jit(fn):

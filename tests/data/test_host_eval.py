@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from torchjax.utils.data import _host_eval
+from torchjax import _numpy_eval as _host_eval
 
 KEY = jax.random.PRNGKey(3)
 M = jnp.arange(12.).reshape(3, 4)

@@ -101,7 +101,9 @@ print("RESULT " + json.dumps({"out": out, "made": made, "traced": traced,
 
 
 def _run(cache_dir) -> dict:
-    return run_on_cache(_SCRIPT, _env(), cache_dir)
+    env = _env()
+    env["TORCHJAX_HOST_TIER"] = "0"  # (about compiled programs on disk; see test_compile_cache)
+    return run_on_cache(_SCRIPT, env, cache_dir)
 
 
 def test_a_second_process_loads_every_sharded_program(tmp_path):

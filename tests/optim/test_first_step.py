@@ -12,8 +12,16 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _programs
+from torchjax import _host_tier, _programs
 from torchjax.optim import _first_step
+
+
+@pytest.fixture(autouse=True)
+def _compiled_first_steps(monkeypatch):
+    # with the host tier on, a small first update is evaluated with NumPy and nothing is
+    # compiled ahead (test_host_tier_takes_the_first_update); these tests check the compile
+    # ahead that a first update the host tier does not take gets
+    monkeypatch.setattr(_host_tier, "ON", [False])
 
 
 def _width() -> int:
@@ -73,9 +81,9 @@ def soon_threads(monkeypatch):
     started = []
     real = _programs._Soon.__init__
 
-    def spy(self, work, label):
-        real(self, work, label)
-        started.append(self.thread.name)
+    def spy(self, work, label, queued=None):
+        real(self, work, label, queued)
+        started.append(self.label)
 
     monkeypatch.setattr(_programs._Soon, "__init__", spy)
     return started
@@ -170,3 +178,26 @@ def test_first_zero_grad_starts_it(soon_threads):
     opt.step()
     assert torchjax.compile_stats().traced == before and len(soon_threads) == 1
     assert traced_in_backward >= 1  # (the forward's and backward's own programs)
+
+
+def test_host_tier_takes_the_first_update(monkeypatch):
+    monkeypatch.setattr(_host_tier, "ON", [True])
+    width = _width()
+    m = _model(torchjax, width)
+    opt = torchjax.optim.Adam(m.parameters(), lr=0.1)
+    x = torchjax.tensor(np.linspace(-1, 1, 12).reshape(4, 3))
+    opt.zero_grad()
+    before = [t for t in threading.enumerate() if t.name.startswith("torchjax-compile-soon")]
+    m(x).pow(2).sum().backward()
+    assert before == []  # nothing compiled ahead
+    s0 = torchjax.compile_stats()
+    opt.step()
+    s1 = torchjax.compile_stats()
+    assert s1.host_calls > s0.host_calls and s1.compiled == s0.compiled
+    tm = _model(torch, width)
+    topt = torch.optim.Adam(tm.parameters(), lr=0.1)
+    topt.zero_grad()
+    tm(torch.tensor(np.linspace(-1, 1, 12).reshape(4, 3))).pow(2).sum().backward()
+    topt.step()
+    for a, b in zip(m.parameters(), tm.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9, atol=1e-12)

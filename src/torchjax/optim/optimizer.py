@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _dtypes, _one_off, _programs
+from .. import _dtypes, _host_tier, _one_off, _programs
 from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._tensor import Tensor
@@ -549,6 +549,8 @@ class Optimizer:
                 states, fresh = [], [False] * len(ps)
             run, args = self._update_call(group, self._hypers(group), ps,
                                           [p._data for p in ps], states, fresh)
+            if _host_tier.takes(args):
+                continue  # its first steps are the host tier's: nothing to wait for
             # (traced there too, in torchjax's x64 scope as the step is)
             _programs.compile_soon(run, args, f"{type(self).__name__}'s update", scope)
 

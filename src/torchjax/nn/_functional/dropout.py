@@ -74,7 +74,8 @@ def _noise_from_chunks(shape: tuple, np_dtype, alpha: bool):
         u = chunks[0] if len(chunks) == 1 else jnp.concatenate(chunks)
         return _noise_of(u[:n], p, shape, np_dtype, alpha)
 
-    return _programs.jit(f)
+    # (exact: a seed's dropout masks are the same at every call, so never NumPy's rounding)
+    return _programs.jit(f, exact=True)
 
 
 # Kinds of noise (shape, dtype, alpha) met so far. A kind's first draw compiles its kernel on

@@ -1,0 +1,254 @@
+"""The host tier: a program's first calls evaluated with NumPy instead of compiled.
+
+Why: XLA compiles even a one-op program in 10-50 ms on a CPU, and eager mode makes a
+program per op, per shape, per backward node. A script waits for every one of them at its
+first step, and code whose shapes keep changing (autoregressive generation: every new
+length is a new shape for every op) compiles without end: makemore's Transformer sampling
+16 tokens compiled ~580 programs (17 s) where PyTorch takes 0.03 s. A NumPy evaluation of
+the same jaxpr costs a trace (~0.3-1 ms, once per signature) and microseconds per equation.
+
+So, as a JIT does with an interpreter: a program-cache program (_programs._Program) whose
+signature is new, not on disk, small, and on CPU devices runs its jaxpr with NumPy
+(_numpy_eval's rules, the evaluation a forked DataLoader worker uses too). A
+signature that keeps coming back is compiled after HOT calls, on another thread
+(_programs.compile_soon), and runs compiled from then on; until the executable is ready its
+calls keep the NumPy evaluation. A primitive without a NumPy rule, a weak-typed or extended
+output, low-precision floats (XLA keeps their fused intermediates in float32, which NumPy
+cannot reproduce) or random bits make the signature take the compiled path at once.
+
+Results: NumPy's transcendental functions, sums and matrix products round differently from
+XLA's in the last bits (both are within PyTorch's tolerance of the exact value; XLA:CPU also
+flushes denormals, NumPy does not). A signature's first calls and its compiled calls may so
+differ in the last bit, as fused and unfused programs already do (docs/design.md).
+
+TORCHJAX_HOST_TIER=0 turns it off; TORCHJAX_HOST_TIER_HOT sets HOT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+import numpy as np
+
+from . import _numpy_eval
+
+ON = [os.environ.get("TORCHJAX_HOST_TIER", "1").strip().lower() not in ("0", "false", "off", "")]
+HOT = int(os.environ.get("TORCHJAX_HOST_TIER_HOT", "8"))
+# ...or once its NumPy evaluations have cost about what compiling it would (a small
+# program's XLA compile here: 20-100 ms), whichever comes first
+BUDGET = 0.05
+# a signature being compiled waits for its executable rather than evaluate again when its
+# last evaluation took this long
+WAIT = 0.25
+# a deferred op sequence (_deferred_programs) whose ops the host tier evaluates gets its
+# program when seen this many times (its ops' own programs are then seldom needed)
+SEQUENCE_AFTER = int(os.environ.get("TORCHJAX_HOST_TIER_SEQUENCES", "4"))
+# signatures one program keeps a jaxpr for (a process meeting ever-new shapes forgets the
+# oldest: they are traced again if they come back)
+MAX_ENTRIES = 512
+# the largest evaluation done with NumPy (elements over all inputs): beyond it the compile is
+# the smaller cost, and NumPy's convolutions and reductions of big arrays are slow
+MAX_ELEMENTS = 1 << 24
+NO = object()  # a signature the host tier does not take
+_EXACT_KINDS = "biuc"
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_STOP = frozenset({"random_bits", "random_seed", "random_wrap", "random_unwrap",
+                   "threefry2x32", "rng_bit_generator", "rng_uniform", "pure_callback",
+                   "io_callback", "debug_callback", "custom_call", "infeed", "outfeed",
+                   "psum", "all_gather", "all_to_all", "ppermute", "reduce_scatter",
+                   "axis_index", "platform_index", "shard_map"})
+
+
+def _plain_dtype(dtype) -> bool:
+    return isinstance(dtype, np.dtype) and (dtype.kind in _EXACT_KINDS or dtype in _FLOATS)
+
+
+class Entry:
+    """What the host tier keeps per (program, signature): its jaxpr and how often it ran."""
+
+    __slots__ = ("jaxpr", "consts", "out_tree", "avals", "calls", "device", "committed",
+                 "spent", "last", "blas")
+
+    def __init__(self, jaxpr, consts, out_tree, avals, device, committed, blas):
+        self.jaxpr = jaxpr
+        self.consts = consts
+        self.out_tree = out_tree
+        self.avals = avals
+        self.device = device
+        self.committed = committed
+        self.calls = 0
+        self.spent = 0.0  # seconds of NumPy evaluation so far
+        self.last = 0.0   # seconds of the last one
+        self.blas = blas  # whether it multiplies matrices (see _one_blas_thread)
+
+
+def eligible_args(leaves):
+    """(device, committed) when every argument is a small plain array on one CPU device
+    (or a Python number), else None."""
+    from ._host_put import _single_process
+    from ._programs import _ARRAY
+    if not _single_process():  # (a job's arrays and programs are placed per process)
+        return None
+    device = None
+    committed = False
+    total = 0
+    for x in leaves:
+        if x.__class__ is _ARRAY:
+            s = x.sharding
+            d = getattr(s, "_device", None)
+            if d is None or d.platform != "cpu" or (device is not None and d is not device):
+                return None
+            device = d
+            committed = committed or x._committed
+            if not _plain_dtype(x.dtype):
+                return None
+            total += x.size
+            if total > MAX_ELEMENTS:
+                return None
+        elif x.__class__ is np.ndarray:  # (jax.jit places it, uncommitted)
+            if not _plain_dtype(x.dtype):
+                return None
+            total += x.size
+        elif x.__class__ not in (bool, int, float):
+            return None
+    return device, committed
+
+
+def entry_for(jitted, args, leaves):
+    """A new Entry for this call, or _NO when the host tier does not take it."""
+    placed = eligible_args(leaves)
+    if placed is None:
+        return NO
+    try:
+        traced = jitted.trace(*args)
+    except Exception:  # noqa: BLE001  (the compiled path raises the same error properly)
+        return NO
+    closed = traced.jaxpr
+    out_avals = closed.out_avals
+    if any(not _plain_dtype(getattr(a, "dtype", None)) or a.weak_type for a in out_avals):
+        return NO
+    if not _numpy_eval.covers(closed.jaxpr, _STOP):
+        return NO
+    device, committed = placed
+    if device is None:
+        from ._host_put import _default_device
+        device = _default_device()
+    import jax
+    return Entry(closed.jaxpr, closed.consts, jax.tree_util.tree_structure(traced.out_info),
+                 out_avals, device, committed, _uses_blas(closed.jaxpr))
+
+
+def _uses_blas(jaxpr) -> bool:
+    return "dot_general" in str(jaxpr) or "conv_general_dilated" in str(jaxpr)
+
+
+_BLAS: list = []  # threadpoolctl's controllers of the BLAS libraries NumPy loaded
+
+
+def _blas_libraries():
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _BLAS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+        except Exception:  # noqa: BLE001  (no threadpoolctl, or a BLAS it does not know)
+            _BLAS.append([])
+    return _BLAS[0]
+
+
+def run(entry, leaves):
+    """The outputs of `entry`'s program for these argument leaves, as device arrays."""
+    import jax
+
+    from ._host_put import _SHARDINGS, _Single, _transfer
+    start = time.perf_counter()
+    args = [np.asarray(x) for x in leaves]
+    # one BLAS thread: the other core is compiling (the hot programs, the fused backward),
+    # and OpenBLAS's threads spinning against it made a 16x256 by 256x1024 product 6-13x
+    # slower on this 2-core machine
+    libs = _blas_libraries() if entry.blas else ()
+    threads = [lib.get_num_threads() for lib in libs]
+    try:
+        for lib in libs:
+            lib.set_num_threads(1)
+        with np.errstate(all="ignore"):  # lax computes inf and NaN silently
+            outs = _numpy_eval.evaluate(entry.jaxpr, entry.consts, args)
+    finally:
+        for lib, n in zip(libs, threads):
+            lib.set_num_threads(n)
+    dev = entry.device
+    sharding = _SHARDINGS.get(dev)
+    if sharding is None:
+        sharding = _SHARDINGS[dev] = _Single(dev)
+    arrays = []
+    for o, aval in zip(outs, entry.avals):
+        o = np.asarray(o, dtype=aval.dtype, order="C")  # (ascontiguousarray makes 0-d 1-d)
+        if not o.flags.owndata:  # a view of an argument's memory: a buffer of its own, as
+            o = o.copy()         # XLA's outputs are (the argument may be donated later)
+        if o.shape != aval.shape:  # (a rule's mistake: the caller compiles the program)
+            raise ValueError(f"host tier: shape {o.shape}, expected {aval.shape}")
+        arrays.append(_transfer(aval, sharding, [o], [dev], entry.committed))
+    entry.last = time.perf_counter() - start
+    entry.spent += entry.last
+    return jax.tree_util.tree_unflatten(entry.out_tree, arrays)
+
+
+def takes(args) -> bool:
+    """Whether a program's call with `args` would likely start on the host tier (its
+    arguments qualify; its jaxpr is not looked at): callers that would compile it ahead on
+    another thread leave it to the host tier instead."""
+    if not ON[0]:
+        return False
+    import jax
+    return eligible_args(jax.tree_util.tree_leaves(args)) is not None
+
+
+def call(prog, args, sig, compiled):
+    """The outputs of program-cache program `prog` (_programs._Program) for this call of
+    signature `sig`, evaluated here; None when it is to run compiled (`compiled`: what its
+    table holds for `sig`: None, or a compile in progress)."""
+    from . import _compile_stats, _programs, _x64
+    from ._program_soon import Soon
+    entry = prog.host.get(sig)
+    if entry is None:
+        if compiled is not None:  # (compile_soon's: the caller wants that executable)
+            return None
+        store = _programs._get_store()
+        key = prog._key_of(sig)
+        if key is not None and os.path.exists(store._file(key)):
+            entry = NO  # (loading it is cheaper)
+        else:
+            entry = entry_for(prog.jit, args, _leaves(args))
+        if len(prog.host) >= MAX_ENTRIES:  # (ever-new shapes: stay bounded)
+            prog.host.clear()
+        prog.host[sig] = entry
+    if entry is NO:
+        return None
+    if compiled is None:
+        entry.calls += 1
+        if entry.calls >= HOT or entry.spent >= BUDGET:
+            # hot: compiled on the worker thread, which takes the programs whose evaluation
+            # here costs most first; it traces and lowers them too, in this call's x64 mode
+            # (_programs._work checks it)
+            enter = _x64.scope if _x64.X64.value else contextlib.nullcontext
+            if not prog.compile_soon(args, f"hot {prog.ident[:60]}", enter,
+                                     queued=entry.spent / entry.calls):
+                prog.host[sig] = NO
+                return None
+            compiled = prog.compiled.get(sig)
+    if compiled is not None and (compiled.__class__ is not Soon or not compiled.busy()
+                                 or entry.last >= WAIT):
+        return None  # (ready, or evaluating here is too slow to go on with: wait for it)
+    try:
+        outs = run(entry, _leaves(args))
+    except Exception:  # noqa: BLE001  (a rule declining a form, NoRule: compile it)
+        prog.host[sig] = NO
+        return None
+    _compile_stats.count_host_call()
+    return outs
+
+
+def _leaves(args):
+    import jax
+    return jax.tree_util.tree_leaves(args)

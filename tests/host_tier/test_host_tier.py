@@ -1,0 +1,179 @@
+"""The host tier (_host_tier.py): a program's first calls evaluated with NumPy, the hot ones
+compiled on another thread, results as PyTorch's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import torchjax
+from torchjax import _host_tier, _program_soon, _programs, compile_stats
+
+pytestmark = pytest.mark.skipif(not _programs.enabled(), reason="the program cache is off")
+
+
+@pytest.fixture
+def tier(monkeypatch):
+    was = _host_tier.ON[0]
+    _host_tier.ON[0] = True
+    try:
+        yield _host_tier
+    finally:
+        _host_tier.ON[0] = was
+        _program_soon.wait_all()
+
+
+def _counts():
+    s = compile_stats()
+    return s.compiled, s.host_calls
+
+
+def test_new_shape_runs_on_the_host_and_matches_pytorch(tier):
+    x = np.random.default_rng(0).standard_normal((7, 13)).astype(np.float32)
+    c0, h0 = _counts()
+    got = torchjax.nn.functional.gelu(torchjax.tensor(x) * 3 - 1).softmax(-1)
+    c1, h1 = _counts()
+    want = torch.nn.functional.gelu(torch.tensor(x) * 3 - 1).softmax(-1)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert h1 > h0
+    assert c1 == c0  # nothing compiled for these new shapes
+
+
+def test_hot_signature_is_compiled_then_used(tier, monkeypatch):
+    monkeypatch.setattr(tier, "HOT", 3)
+    x = torchjax.arange(11 * 5, dtype=torchjax.float32).reshape(11, 5)
+    results = []
+    for _ in range(3):
+        results.append((x.tanh() * 2).sum(0))
+    _program_soon.wait_all()
+    c0, h0 = _counts()
+    after = (x.tanh() * 2).sum(0)
+    c1, h1 = _counts()
+    assert h1 == h0  # compiled by now: no host evaluation
+    assert c1 == c0  # and not compiled again
+    want = (torch.arange(55.).reshape(11, 5).tanh() * 2).sum(0)
+    for r in results + [after]:
+        np.testing.assert_allclose(r.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_costly_evaluation_compiles_before_hot(tier, monkeypatch):
+    monkeypatch.setattr(tier, "HOT", 1000)
+    monkeypatch.setattr(tier, "BUDGET", 0.0)  # any evaluation has cost "a compile's worth"
+    a = torchjax.ones(9, 17)
+    a.exp()
+    _program_soon.wait_all()
+    _, h0 = _counts()
+    a.exp()
+    assert _counts()[1] == h0
+
+
+def test_autograd_on_the_host_matches_pytorch(tier):
+    rng = np.random.default_rng(1)
+    xs, ws = rng.standard_normal((6, 19)), rng.standard_normal((5, 19))
+    outs = []
+    for lib in (torchjax, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        w = lib.tensor(ws, requires_grad=True)
+        loss = lib.nn.functional.linear(x, w).relu().pow(2).mean()
+        loss.backward()
+        outs.append([loss.detach().numpy(), x.grad.numpy(), w.grad.numpy()])
+    for g, w in zip(*outs):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_convolution_and_pooling_on_the_host(tier):
+    rng = np.random.default_rng(2)
+    xs, ws = rng.standard_normal((3, 2, 9, 9)), rng.standard_normal((4, 2, 3, 3))
+    outs = []
+    for lib in (torchjax, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        w = lib.tensor(ws, requires_grad=True)
+        y = lib.nn.functional.max_pool2d(lib.nn.functional.conv2d(x, w, padding=1), 2)
+        y.square().sum().backward()
+        outs.append([y.detach().numpy(), x.grad.numpy(), w.grad.numpy()])
+    for g, w in zip(*outs):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_what_the_host_tier_leaves_to_xla(tier):
+    # random draws keep XLA's bits (a seed gives the same values at every call)
+    torchjax.manual_seed(3)
+    a = torchjax.randn(13, 3)
+    torchjax.manual_seed(3)
+    b = torchjax.randn(13, 3)
+    assert torchjax.equal(a, b)
+    # low-precision floats: XLA keeps fused intermediates in float32
+    c0, h0 = _counts()
+    torchjax.ones(3, 23, dtype=torchjax.bfloat16).exp()
+    assert _counts()[1] == h0
+    # a form a rule declines at run time (a grouped convolution's weight gradient has batch
+    # groups) is compiled, with PyTorch's result
+    rng = np.random.default_rng(4)
+    xs, ws = rng.standard_normal((2, 4, 6, 6)), rng.standard_normal((4, 2, 3, 3))
+    grads = []
+    for lib in (torchjax, torch):
+        w = lib.tensor(ws, requires_grad=True)
+        lib.nn.functional.conv2d(lib.tensor(xs), w, groups=2).sum().backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10)
+
+
+def test_committed_arguments_give_committed_results(tier):
+    # placed on a device (committed), a program's results are committed there too, as
+    # jax.jit's: the next op's signature is the same whichever tier ran this one
+    import jax
+    arr = jax.device_put(np.ones((3, 29), np.float32), jax.devices()[0])
+    _, h0 = _counts()
+    got = (torchjax.Tensor._wrap(arr) * 2)._data
+    assert _counts()[1] > h0
+    assert got._committed and jax.jit(lambda a: a * 2)(arr)._committed
+    loose = (torchjax.Tensor._wrap(jax.numpy.ones((3, 31))) * 2)._data
+    assert not loose._committed
+
+
+_SCRIPT = textwrap.dedent("""
+    import torchjax as torch
+    out = []
+    for n in range(1, 6):  # a new shape every step, as generation makes
+        x = torch.ones(2, n, 8)
+        out.append(float((torch.nn.functional.layer_norm(x * n, (8,)) + x).sum()))
+    y = torch.ones(4, 4)
+    for _ in range(5):  # one shape again and again: hot, compiled on another thread
+        y = (y * 1.5).tanh()
+    out.append(round(float(y.sum()), 4))
+    torch._program_soon.wait_all()
+    s = torch.compile_stats()
+    print(s.compiled, s.host_calls, out)
+""")
+
+
+def _run(env):
+    env = {**os.environ, **env}
+    res = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    compiled, host, out = res.stdout.strip().split(" ", 2)
+    return int(compiled), int(host), out
+
+
+def test_switch_and_cold_process(tmp_path):
+    on = _run({"TORCHJAX_CACHE_DIR": str(tmp_path / "a"), "TORCHJAX_HOST_TIER": "1"})
+    off = _run({"TORCHJAX_CACHE_DIR": str(tmp_path / "b"), "TORCHJAX_HOST_TIER": "0"})
+    assert on[2] == off[2]  # (sums of exactly representable values: equal)
+    assert on[1] > 0 and off[1] == 0
+    assert on[0] < off[0], (on, off)  # each new length compiled programs without it
+
+
+def test_warm_process_compiles_nothing(tmp_path):
+    env = {"TORCHJAX_CACHE_DIR": str(tmp_path), "TORCHJAX_HOST_TIER": "1",
+           "TORCHJAX_HOST_TIER_HOT": "3"}  # (the layer norm's program gets hot: compiled)
+    cold = _run(env)
+    warm = _run(env)
+    assert warm[2] == cold[2]
+    assert cold[0] > 0 and warm[0] == 0, (cold, warm)
