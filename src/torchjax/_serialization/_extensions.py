@@ -14,10 +14,12 @@ REDUCERS: dict = {}
 GLOBALS: dict = {}
 # the class a wrapper subclass's stream names (a GLOBALS value) -> fn(meta, state) -> tensor
 REBUILDERS: dict = {}
+# tensor class -> fn(tensor, requires_grad) -> the Parameter a loaded one of it makes
+PARAMETERS: dict = {}
 
 
-def reducer_for(t):
-    for cls, fn in REDUCERS.items():
+def reducer_for(t, table=REDUCERS):
+    for cls, fn in table.items():
         if isinstance(t, cls):
             return fn
     return None

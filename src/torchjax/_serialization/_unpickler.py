@@ -312,7 +312,9 @@ class Loader:
         if not isinstance(data, Tensor):
             raise pickle.UnpicklingError(f"a Parameter must be rebuilt from a tensor, not "
                                          f"{type(data).__name__}")
-        param = Parameter(data, requires_grad)
+        # a subclass's parameter (a DTensor's) is one of its kind, as PyTorch's Parameter is
+        make = _extensions.reducer_for(data, _extensions.PARAMETERS)
+        param = make(data, requires_grad) if make else Parameter(data, requires_grad)
         if state:
             _set_state(param, state)
         return param

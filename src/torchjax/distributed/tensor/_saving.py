@@ -27,7 +27,7 @@ from ..._strides import contiguous_strides
 from ..._tensor import Size, Tensor
 from .._reshard import place_array
 from ..device_mesh import DeviceMesh
-from ._dtensor import DTensor, _as_dtensor
+from ._dtensor import DTensor, _as_dtensor, lay_out_parameter
 from ._placements import Partial, Replicate, Shard, sharding_of
 
 _SPEC = "torch.distributed.tensor._dtensor_spec."
@@ -272,8 +272,17 @@ def rebuild_dtensor(meta, state: dict) -> DTensor:
     return d
 
 
+def _parameter(d: DTensor, requires_grad: bool):
+    """A loaded DTensor parameter: a Parameter that is a DTensor of the same layout."""
+    from ...nn.parameter import Parameter
+    p = Parameter(Tensor._wrap(d._data), requires_grad)
+    lay_out_parameter(p, d._mesh, d._placements, d._data.sharding)
+    return p
+
+
 def _register() -> None:
     _extensions.REDUCERS[DTensor] = reduce_dtensor
+    _extensions.PARAMETERS[DTensor] = _parameter
     for key, full in _NAMES.items():
         _extensions.GLOBALS[full] = (DTensor if key == "dtensor"
                                      else _extensions.record_type(full))
