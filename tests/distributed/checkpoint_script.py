@@ -73,6 +73,8 @@ def dtensors_keep_mesh_and_placements_through_save_and_load():
         "partial": DTensor.from_local(x, mesh["dp"], [Partial()]),
         "uneven": distribute_tensor(torch.arange(10.0), mesh["tp"], [Shard(0)]),
         "bf16": distribute_tensor(x.bfloat16(), mesh, [Replicate(), Shard(0)]),
+        "f64": distribute_tensor(x.double(), mesh, [Shard(1), Replicate()]),
+        "i64": distribute_tensor(x.long(), mesh, [Shard(0), Shard(1)]),
     }
     got = round_trip(cases)
     for k, want in cases.items():
@@ -81,7 +83,7 @@ def dtensors_keep_mesh_and_placements_through_save_and_load():
         assert d.placements == want.placements and d.device_mesh == want.device_mesh, k
         assert d.dtype == want.dtype and not d.requires_grad, k
         assert d._data.sharding.is_equivalent_to(want._data.sharding, d.ndim), k
-        np.testing.assert_array_equal(full(d).astype(np.float32), full(want).astype(np.float32))
+        np.testing.assert_array_equal(full(d).astype(np.float64), full(want).astype(np.float64))
     assert got["rows"].device_mesh is got["both"].device_mesh  # one mesh per file
     # a fully_shard model's parameters saved whole are DTensor parameters again
     model = sharded(net())

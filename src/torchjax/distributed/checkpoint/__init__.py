@@ -22,6 +22,7 @@ from .metadata import (
     BytesStorageMetadata,
     ChunkStorageMetadata,
     Metadata,
+    TensorProperties,
     TensorStorageMetadata,
 )
 from .state_dict_loader import load, load_state_dict
@@ -31,5 +32,5 @@ from .stateful import Stateful
 __all__ = ["save", "load", "async_save", "save_state_dict", "load_state_dict",
            "FileSystemWriter", "FileSystemReader", "DefaultSavePlanner", "DefaultLoadPlanner",
            "Stateful", "Metadata", "TensorStorageMetadata", "BytesStorageMetadata",
-           "ChunkStorageMetadata", "state_dict", "state_dict_saver", "state_dict_loader",
+           "ChunkStorageMetadata", "TensorProperties", "state_dict", "state_dict_saver", "state_dict_loader",
            "filesystem", "metadata", "default_planner", "stateful"]

@@ -41,7 +41,7 @@ def storable(values: np.ndarray) -> np.ndarray:
     values = np.array(values, order="C", copy=None)  # (ascontiguousarray makes 0-d 1-d)
     if values.dtype in _NATIVE:
         return values
-    return values.view(np.uint8).reshape(values.shape + (values.dtype.itemsize,))
+    return values.reshape(values.shape + (1,)).view(np.uint8)  # (a 0-d array cannot view)
 
 
 def restored(raw: np.ndarray, dtype: str) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = ["Metadata", "TensorStorageMetadata", "BytesStorageMetadata",
-           "ChunkStorageMetadata"]
+           "ChunkStorageMetadata", "TensorProperties"]
 
 
 @dataclass
@@ -18,11 +18,19 @@ class ChunkStorageMetadata:
 
 
 @dataclass
-class TensorStorageMetadata:
-    """A tensor of the checkpoint: its global size, dtype and pieces."""
+class TensorProperties:
+    """A saved tensor's dtype (PyTorch's other properties are its defaults here)."""
 
-    size: tuple
     dtype: object
+    requires_grad: bool = False
+
+
+@dataclass
+class TensorStorageMetadata:
+    """A tensor of the checkpoint: its dtype, global size and pieces."""
+
+    properties: TensorProperties
+    size: tuple
     chunks: list = field(default_factory=list)
 
 

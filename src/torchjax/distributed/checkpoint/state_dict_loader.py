@@ -19,6 +19,7 @@ import jax
 import numpy as np
 
 from ..._tensor import Size, Tensor
+from ..._x64 import scoped
 from . import _common
 from ._flatten import flatten, set_element
 from .default_planner import DefaultLoadPlanner
@@ -47,6 +48,7 @@ def _region(reader, fqn: str, entry: dict, bounds: tuple) -> np.ndarray:
     return out
 
 
+@scoped  # int64 and float64 values stay 64-bit in the new array
 def _read_tensor(reader, fqn: str, entry: dict, target: Tensor):
     """A new array of the target's sharding and dtype holding the saved values."""
     arr = target._data

@@ -28,6 +28,7 @@ from .metadata import (
     BytesStorageMetadata,
     ChunkStorageMetadata,
     Metadata,
+    TensorProperties,
     TensorStorageMetadata,
 )
 from .stateful import Stateful
@@ -107,7 +108,7 @@ def _metadata(entries: dict) -> Metadata:
         if e["kind"] == "tensor":
             from ..._tensor import Size
             md[fqn] = TensorStorageMetadata(
-                Size(e["shape"]), _dtypes.to_dtype(e["torch_dtype"]),
+                TensorProperties(_dtypes.to_dtype(e["torch_dtype"])), Size(e["shape"]),
                 [ChunkStorageMetadata(tuple(p["offsets"]), tuple(p["sizes"]))
                  for p in e["pieces"]])
         else:

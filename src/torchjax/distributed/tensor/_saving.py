@@ -25,6 +25,7 @@ from ..._serialization import _extensions
 from ..._serialization._pickler import torch_name
 from ..._strides import contiguous_strides
 from ..._tensor import Size, Tensor
+from ..._x64 import scoped
 from .._reshard import place_array
 from ..device_mesh import DeviceMesh
 from ._dtensor import DTensor, _as_dtensor, lay_out_parameter
@@ -78,6 +79,7 @@ def _multi_process_partial(placements, what: str) -> None:
                                   f"Replicate() first")
 
 
+@scoped  # (64-bit values stay 64-bit on the device)
 def local_block(t: DTensor):
     """(block, one-device jax array of this process's block of t's value)."""
     shape = tuple(t.shape)
@@ -242,6 +244,7 @@ def _placement_from(rec):
     raise NotImplementedError(f"torchjax.load: DTensor placement {kind} is not supported")
 
 
+@scoped
 def rebuild_dtensor(meta, state: dict) -> DTensor:
     """The DTensor a pickled one stands for, laid out on its mesh again."""
     if isinstance(state, tuple):  # (dict, slots): PyTorch writes its DTensor's as slots
