@@ -117,7 +117,13 @@ def _jax_device(location: str):
                            "torch.cuda.is_available() is False. If you are running on a "
                            "CPU-only machine, please use torch.load with "
                            "map_location=torch.device('cpu') to map your storages to the CPU.")
-    return _device.jax_device(dev)
+    found = _device.jax_device(dev)
+    if found.process_index != jax.process_index():
+        # in a job of several processes a checkpoint's "cpu" / "cuda:i" is this process's
+        # own device, as each PyTorch rank loads onto its own (JAX lists every process's)
+        mine = jax.local_devices(backend=found.platform)
+        found = mine[min(dev.index or 0, len(mine) - 1)]
+    return found
 
 
 def _byteswapped(values: np.ndarray) -> np.ndarray:
