@@ -28,7 +28,7 @@ from ..._tensor import Size, Tensor
 from ..._x64 import scoped
 from .._reshard import place_array
 from ..device_mesh import DeviceMesh
-from ._dtensor import DTensor, _as_dtensor, lay_out_parameter
+from ._dtensor import DTensor, _as_dtensor, _grad_as_dtensor, lay_out_parameter
 from ._placements import Partial, Replicate, Shard, sharding_of
 
 _SPEC = "torch.distributed.tensor._dtensor_spec."
@@ -271,7 +271,9 @@ def rebuild_dtensor(meta, state: dict) -> DTensor:
 
     arr = jax.make_array_from_callback(shape, target, piece)
     d = _as_dtensor(Tensor._wrap(arr), mesh, placements)
-    d._requires_grad = meta.requires_grad
+    if meta.requires_grad:  # a leaf, as distribute_tensor's: its .grad is laid out too
+        d._requires_grad = True
+        d.register_post_accumulate_grad_hook(_grad_as_dtensor)
     return d
 
 
