@@ -155,3 +155,15 @@ def test_a_mesh_this_job_lacks_is_named(pt):
     with pytest.raises(RuntimeError, match=r"DeviceMesh of cpu devices \[5\]"):
         torchjax.load(io.BytesIO(buf.getvalue()))
     assert isinstance(torchjax.load(io.BytesIO(data)), TjDTensor)
+
+
+def test_a_rank_file_of_another_job_layout_is_named(pt):
+    """A rank's file of a 2-rank job (its local tensor half the rows) loaded by a job whose
+    one process holds every row: refused, naming both shapes, not misread."""
+    from torch.distributed.tensor import DTensor, Shard
+    half = DTensor.from_local(torch.tensor(X[:2]), pt, [Shard(0)], shape=(4, 3), stride=(3, 1))
+    buf = io.BytesIO()
+    torch.save(half, buf)
+    with pytest.raises(RuntimeError, match=r"local tensor has shape \(2, 3\).*\[\(0, 4\), "
+                                           r"\(0, 3\)\]"):
+        torchjax.load(io.BytesIO(buf.getvalue()))
