@@ -95,6 +95,39 @@ def dtensors_keep_mesh_and_placements_through_save_and_load():
 
 
 @check
+def pytorch_reads_a_dtensor_file_of_a_two_dimensional_mesh():
+    """PyTorch (a fake 8-rank world in this process) reads torchjax's DTensor file of a (2, 4)
+    mesh weights-only: its DeviceMesh of the same shape, names and ranks, the placements and
+    the global shape. (Its local tensor is this process's block: all of it, where a PyTorch
+    rank holds its own shard.)"""
+    import importlib
+
+    import torch.distributed as pt_dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    pt = importlib.import_module("torch")  # (an `import torch` would hide torchjax here)
+    importlib.import_module("torch.distributed.tensor")  # allowlists DTensor, as PyTorch asks
+    mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+    d = distribute_tensor(torch.arange(32.0).reshape(8, 4), mesh, [Shard(0), Replicate()])
+    buf = io.BytesIO()
+    torch.save({"d": d, "sub": distribute_tensor(torch.ones(4, 8), mesh["tp"], [Shard(1)])}, buf)
+    pt_dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = pt.load(io.BytesIO(buf.getvalue()), weights_only=True)
+        g = got["d"]
+        assert type(g).__name__ == "DTensor" and tuple(g.shape) == (8, 4)
+        assert [repr(p) for p in g.placements] == ["Shard(dim=0)", "Replicate()"]
+        assert g.device_mesh.mesh.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+        assert g.device_mesh.mesh_dim_names == ("dp", "tp")
+        sub = got["sub"].device_mesh
+        assert sub.mesh_dim_names == ("tp",) and sub.mesh.tolist() == [0, 1, 2, 3]
+        assert [repr(p) for p in got["sub"].placements] == ["Shard(dim=1)"]
+    finally:
+        pt_dist.destroy_process_group()
+
+
+@check
 def dcp_saves_each_piece_once_and_reshards_on_load():
     """An FSDP model and its Adam state after 2 steps, dcp.save'd from 8 devices, loaded into
     an HSDP model on a (2, 4) mesh and into a model on one device: the same values on the
