@@ -1,7 +1,7 @@
 """Run by test_mp_checkpoint.py as a 2-process job (torchjax's launcher): a fully_shard model
 over both processes and its Adam state, saved with torch.distributed.checkpoint (each process
 its own rows) and loaded into a fresh model, and saved per rank with torch.save / loaded
-with torch.load as DTensors. Each process prints its results as one JSON line."""
+with torch.load as DTensors; a DDP model's replicated parameters through dcp. Each process prints its results as one JSON line."""
 
 import faulthandler
 import json
@@ -92,5 +92,22 @@ third, _ = model(2)
 third.load_state_dict(loaded)
 out["torch_load_params"] = full(third.parameters())
 out["final_params"] = full(mlp.parameters())
+
+# DDP on the global mesh: each parameter one array replicated over both processes, saved once
+# (by the process holding its first replica) and loaded into another DDP model by both
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+
+torch.manual_seed(3)
+ddp = DistributedDataParallel(nn.Linear(4, 3))
+ddp_path = os.path.join(path, "ddp")
+dcp.save({"model": ddp.state_dict()}, checkpoint_id=ddp_path)
+torch.manual_seed(4)
+ddp2 = DistributedDataParallel(nn.Linear(4, 3))
+dcp.load({"model": ddp2.state_dict()}, checkpoint_id=ddp_path)
+out["ddp"] = [[p.detach()._data.is_fully_addressable for p in ddp.parameters()],
+              [np.asarray(p.detach()._data.addressable_shards[0].data).tolist()
+               for p in ddp.parameters()],
+              [np.asarray(p.detach()._data.addressable_shards[0].data).tolist()
+               for p in ddp2.parameters()]]
 print("RESULT " + json.dumps(out), flush=True)
 dist.barrier()

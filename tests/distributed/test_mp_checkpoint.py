@@ -57,6 +57,14 @@ def test_torch_save_per_rank_loads_dtensors(ranks):
         assert res["torch_load_params"] == res["final_params"]
 
 
+def test_ddp_replicated_parameters_round_trip(ranks):
+    for res in ranks:
+        fully, saved, loaded = res["ddp"]
+        assert fully == [False, False]  # one array over both processes
+        assert loaded == saved
+    assert ranks[0]["ddp"][1] == ranks[1]["ddp"][1]
+
+
 _ONE_PROCESS = """
 import json, sys, warnings
 sys.path.insert(0, {root!r})
