@@ -34,10 +34,11 @@ _RESULTS: dict = {}
 _JOB: dict = {}  # an 8-device script -> the job that runs it with others of its set
 _CHECKS_JOB = "checks: "
 # The 8-device scripts that share a process: those training the same small nets (their
-# programs are the others'), and the rest. Two processes, not one: a session without xdist
-# runs them side by side on two cores (one process for all five took longer than the
-# slowest of the five processes before). A script in no set runs alone.
-_SETS = (("ddp_script.py", "fsdp_script.py", "tp_script.py"),
+# programs are the others'; checkpoint_script.py's sharded nets and Adam too), and the
+# rest. Two processes, not one: a session without xdist runs them side by side on two cores
+# (one process for all five took longer than the slowest of the five processes before). A
+# script in no set runs alone.
+_SETS = (("ddp_script.py", "fsdp_script.py", "tp_script.py", "checkpoint_script.py"),
          ("collectives_script.py", "dtensor_script.py", "names_script.py"))
 _SHARED: list = []  # the directory xdist workers share (set by the session fixture)
 

@@ -113,8 +113,11 @@ def state_dict_is_full_and_round_trips():
     torch.save(sd, buf)
     buf.seek(0)
     loaded = torch.load(buf)
-    for k, v in loaded.items():
-        close(v, ref.state_dict()[k])
+    for k, v in loaded.items():  # DTensors again, as PyTorch's torch.load gives
+        assert isinstance(v, DTensor) and v.placements == params[k].placements, k
+        assert v.device_mesh == params[k].device_mesh
+        assert v._data.sharding.is_equivalent_to(params[k]._data.sharding, v.ndim)
+        close(v.full_tensor(), ref.state_dict()[k])
     other = sharded(net())
     with torch.no_grad():
         for p in other.parameters():

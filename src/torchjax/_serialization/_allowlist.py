@@ -79,9 +79,7 @@ def _unsupported_globals() -> dict:
         "sparse tensors": ["torch._utils._rebuild_sparse_tensor"],
         "nested tensors": ["torch._utils._rebuild_nested_tensor"],
         "meta tensors": ["torch._utils._rebuild_meta_tensor_no_storage"],
-        "tensor subclasses": ["torch._utils._rebuild_wrapper_subclass"],
         "TypedStorage objects": ["torch.storage.TypedStorage"],
-        "tensor layouts": ["torch.serialization._get_layout"],
         "a dtype torchjax does not have": [
             f"torch.{n}" for n in (
                 "complex32", "float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz",
@@ -95,6 +93,18 @@ def _unsupported_globals() -> dict:
     }
     return {name: kind for kind, names in kinds.items() for name in names}
 
+
+# PyTorch's DTensor classes: allowlisted only once torch.distributed.tensor is imported
+DTENSOR_GLOBALS = (
+    "torch.distributed.device_mesh.DeviceMesh",
+    "torch.distributed.tensor._dtensor_spec.DTensorSpec",
+    "torch.distributed.tensor._dtensor_spec.TensorMeta",
+    "torch.distributed.tensor.DTensor",
+    "torch.distributed.tensor.placement_types.Partial",
+    "torch.distributed.tensor.placement_types.Replicate",
+    "torch.distributed.tensor.placement_types.Shard",
+)
+DTENSOR_MESSAGE = "``torch.distributed.tensor`` must be imported to load DTensors"
 
 STATIC_GLOBALS = _static_globals()
 UNSUPPORTED_GLOBALS = _unsupported_globals()

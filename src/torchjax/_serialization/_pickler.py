@@ -19,6 +19,7 @@ from .. import _device, _device_dtypes, _dtypes
 from .._strides import contiguous_strides
 from .._tensor import Size, Tensor
 from ..nn.parameter import Buffer, Parameter
+from ._extensions import Call, Construct, reducer_for
 from ._layout import strided_window
 
 # dtype name -> PyTorch's legacy storage class; other dtypes use an UntypedStorage
@@ -151,7 +152,12 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, Tensor):
             return self._reduce_tensor(obj)
         if isinstance(obj, _ParameterData):
+            subclass = reducer_for(obj.param)  # a DTensor parameter's data is a DTensor
+            if subclass is not None:
+                return subclass(obj.param, False)
             return self._rebuild_call(obj.param, requires_grad=False)
+        if isinstance(obj, Call):
+            return obj.func, obj.args
         if global_name(obj) is not None:
             return global_name(obj)[1]  # a name: pickle hands it to save_global
         if isinstance(obj, _device.device):
@@ -174,8 +180,24 @@ class TorchPickler(pickle._Pickler):
             self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode())
         self.memoize(obj)
 
+    def _save_construct(self, obj: Construct):
+        # NEWOBJ then BUILD, as pickle writes an object of a class PyTorch's loader knows
+        self.save(obj.cls)
+        self.save(obj.args)
+        self.write(pickle.NEWOBJ)
+        self.memoize(obj)
+        if obj.state is not None:
+            self.save(obj.state)
+            self.write(pickle.BUILD)
+
+    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch[Construct] = _save_construct
+
     def _reduce_tensor(self, t: Tensor):
         state = _python_state(t)
+        subclass = reducer_for(t)
+        if subclass is not None and not isinstance(t, Parameter):
+            return subclass(t, t.requires_grad)
         if isinstance(t, Parameter):
             args = (_ParameterData(t), t.requires_grad, collections.OrderedDict())
             if state:

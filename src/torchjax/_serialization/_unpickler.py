@@ -27,8 +27,11 @@ from .._dispatch import _make_view
 from .._strides import contiguous_strides
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
+from . import _extensions
 from ._allowlist import (
     BLOCKED_MODULES,
+    DTENSOR_GLOBALS,
+    DTENSOR_MESSAGE,
     STATIC_GLOBALS,
     UNSUPPORTED_GLOBALS,
     ParameterType,
@@ -114,7 +117,13 @@ def _jax_device(location: str):
                            "torch.cuda.is_available() is False. If you are running on a "
                            "CPU-only machine, please use torch.load with "
                            "map_location=torch.device('cpu') to map your storages to the CPU.")
-    return _device.jax_device(dev)
+    found = _device.jax_device(dev)
+    if found.process_index != jax.process_index():
+        # in a job of several processes a checkpoint's "cpu" / "cuda:i" is this process's
+        # own device, as each PyTorch rank loads onto its own (JAX lists every process's)
+        mine = jax.local_devices(backend=found.platform)
+        found = mine[min(dev.index or 0, len(mine) - 1)]
+    return found
 
 
 def _byteswapped(values: np.ndarray) -> np.ndarray:
@@ -234,6 +243,8 @@ class Loader:
             "torch._tensor._rebuild_from_type_v2": self.rebuild_from_type_v2,
             "torch._utils._rebuild_device_tensor_from_cpu_tensor": self.rebuild_on_device,
             "torch._utils._rebuild_device_tensor_from_numpy": self.rebuild_on_device,
+            "torch._utils._rebuild_wrapper_subclass": self.rebuild_wrapper_subclass,
+            "torch.serialization._get_layout": _get_layout,
         })
 
     def device_for(self, location: str):
@@ -307,13 +318,27 @@ class Loader:
         if not isinstance(data, Tensor):
             raise pickle.UnpicklingError(f"a Parameter must be rebuilt from a tensor, not "
                                          f"{type(data).__name__}")
-        param = Parameter(data, requires_grad)
+        # a subclass's parameter (a DTensor's) is one of its kind, as PyTorch's Parameter is
+        make = _extensions.reducer_for(data, _extensions.PARAMETERS)
+        param = make(data, requires_grad) if make else Parameter(data, requires_grad)
         if state:
             _set_state(param, state)
         return param
 
+    def rebuild_wrapper_subclass(self, cls, dtype, size, stride, storage_offset, layout,
+                                 device, requires_grad):
+        # (a DTensor's data is in the state that follows: see rebuild_from_type_v2)
+        if cls not in _extensions.REBUILDERS:
+            raise NotImplementedError(f"torchjax.load: tensor subclass {cls!r}")
+        return _extensions.WrapperMeta(cls, dtype, _ints(size, "size"), _ints(stride, "stride"),
+                                       str(device), bool(requires_grad))
+
     def rebuild_from_type_v2(self, func, new_type, args, state):
         result = func(*args)
+        if isinstance(result, _extensions.WrapperMeta):
+            if new_type is not result.cls:
+                raise pickle.UnpicklingError(f"a {result.cls!r} rebuilt as {new_type!r}")
+            return _extensions.REBUILDERS[new_type](result, state or {})
         if new_type is ParameterType and not isinstance(result, Parameter):
             result = Parameter(result, result.requires_grad)
         elif new_type not in (TensorType, ParameterType):
@@ -326,6 +351,13 @@ class Loader:
         values = np.asarray(data._data if isinstance(data, Tensor) else data)
         t = Tensor._wrap(jax.device_put(values.astype(dtype.np), self.device_for(str(device))))
         return t.requires_grad_(True) if requires_grad else t
+
+
+def _get_layout(name):
+    # torch.strided is every layout torchjax's tensors have
+    if name != "torch.strided":
+        raise NotImplementedError(f"torchjax.load: tensor layout {name!r}")
+    return name
 
 
 class RestrictedUnpickler(pickle.Unpickler):
@@ -343,11 +375,15 @@ class RestrictedUnpickler(pickle.Unpickler):
                                          f"module {module} is blocked.")
         if full in self._loader.table:
             return self._loader.table[full]
+        if full in _extensions.GLOBALS:
+            return _extensions.GLOBALS[full]
         users = user_globals()
         if full in users:
             return users[full]
         if full in UNSUPPORTED_GLOBALS:
             raise_unsupported(full)
+        if full in DTENSOR_GLOBALS:
+            raise pickle.UnpicklingError(DTENSOR_MESSAGE)
         raise pickle.UnpicklingError(refusal_message(full))
 
     def persistent_load(self, pid):
@@ -375,6 +411,12 @@ def full_unpickler(pickle_module, file, loader: Loader, **kwargs):
             full = f"{module}.{name}"
             if full in loader.table:
                 return loader.table[full]
+            if full not in _extensions.GLOBALS and module.startswith("torch.distributed."):
+                # unpickling imports what the file names, as PyTorch's does: the
+                # distributed package's classes register themselves when imported
+                importlib.import_module("torchjax.distributed.tensor")
+            if full in _extensions.GLOBALS:
+                return _extensions.GLOBALS[full]
             if full in UNSUPPORTED_GLOBALS:
                 raise_unsupported(full)
             if module == "torch" or module.startswith("torch."):

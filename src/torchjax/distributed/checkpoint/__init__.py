@@ -1,8 +1,36 @@
-"""torchjax.distributed.checkpoint: the state-dict helpers of PyTorch's distributed
-checkpointing (`state_dict`: a model's state dict sharded or full, and loading either). The
-checkpoint writers (`save`, `load` with their storage layouts) are not provided: a sharded
-model's state dict goes through torchjax.save/load."""
+"""torchjax.distributed.checkpoint: PyTorch's distributed checkpointing (dcp).
 
-from . import state_dict
+`save(state_dict, checkpoint_id=dir)` writes a sharded state dict, each process its own
+pieces, and `load(state_dict, checkpoint_id=dir)` reads it back into the given state dict's
+tensors in place, resharded onto their layouts (FileSystemWriter / FileSystemReader name the
+directory; the files are torchjax's, safetensors plus a JSON index: filesystem.py).
+`state_dict` has get/set_model_state_dict, get/set_optimizer_state_dict and
+get/set_state_dict, the FQN-keyed state dicts these are made for."""
 
-__all__ = ["state_dict"]
+from . import (
+    default_planner,
+    filesystem,
+    metadata,
+    state_dict,
+    state_dict_loader,
+    state_dict_saver,
+    stateful,
+)
+from .default_planner import DefaultLoadPlanner, DefaultSavePlanner
+from .filesystem import FileSystemReader, FileSystemWriter
+from .metadata import (
+    BytesStorageMetadata,
+    ChunkStorageMetadata,
+    Metadata,
+    TensorProperties,
+    TensorStorageMetadata,
+)
+from .state_dict_loader import load, load_state_dict
+from .state_dict_saver import async_save, save, save_state_dict
+from .stateful import Stateful
+
+__all__ = ["save", "load", "async_save", "save_state_dict", "load_state_dict",
+           "FileSystemWriter", "FileSystemReader", "DefaultSavePlanner", "DefaultLoadPlanner",
+           "Stateful", "Metadata", "TensorStorageMetadata", "BytesStorageMetadata",
+           "ChunkStorageMetadata", "TensorProperties", "state_dict", "state_dict_saver", "state_dict_loader",
+           "filesystem", "metadata", "default_planner", "stateful"]
