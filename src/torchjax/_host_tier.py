@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from . import _numpy_eval
+from . import _numpy_eval, _x64
 
 ON = [os.environ.get("TORCHJAX_HOST_TIER", "1").strip().lower() not in ("0", "false", "off", "")]
 HOT = int(os.environ.get("TORCHJAX_HOST_TIER_HOT", "8"))
@@ -182,13 +182,20 @@ def run(entry, leaves):
     if sharding is None:
         sharding = _SHARDINGS[dev] = _Single(dev)
     arrays = []
-    for o, aval in zip(outs, entry.avals):
-        o = np.asarray(o, dtype=aval.dtype, order="C")  # (ascontiguousarray makes 0-d 1-d)
-        if not o.flags.owndata:  # a view of an argument's memory: a buffer of its own, as
-            o = o.copy()         # XLA's outputs are (the argument may be donated later)
-        if o.shape != aval.shape:  # (a rule's mistake: the caller compiles the program)
-            raise ValueError(f"host tier: shape {o.shape}, expected {aval.shape}")
-        arrays.append(_transfer(aval, sharding, [o], [dev], entry.committed))
+    # (in torchjax's x64 scope: outside it JAX's transfer would make a float64 array's
+    # buffer float32 under its float64 type, as a program that runs outside the scope on
+    # float64 arrays does; XLA then refuses the buffer)
+    token = _x64.enter()
+    try:
+        for o, aval in zip(outs, entry.avals):
+            o = np.asarray(o, dtype=aval.dtype, order="C")  # (ascontiguousarray: 0-d -> 1-d)
+            if not o.flags.owndata:  # a view of an argument's memory: a buffer of its own,
+                o = o.copy()         # as XLA's outputs are (the argument may be donated)
+            if o.shape != aval.shape:  # (a rule's mistake: the caller compiles the program)
+                raise ValueError(f"host tier: shape {o.shape}, expected {aval.shape}")
+            arrays.append(_transfer(aval, sharding, [o], [dev], entry.committed))
+    finally:
+        _x64.leave(token)
     entry.last = time.perf_counter() - start
     entry.spent += entry.last
     return jax.tree_util.tree_unflatten(entry.out_tree, arrays)
@@ -208,7 +215,7 @@ def call(prog, args, sig, compiled):
     """The outputs of program-cache program `prog` (_programs._Program) for this call of
     signature `sig`, evaluated here; None when it is to run compiled (`compiled`: what its
     table holds for `sig`: None, or a compile in progress)."""
-    from . import _compile_stats, _programs, _x64
+    from . import _compile_stats, _programs
     from ._program_soon import Soon
     entry = prog.host.get(sig)
     if entry is None:

@@ -177,3 +177,28 @@ def test_warm_process_compiles_nothing(tmp_path):
     warm = _run(env)
     assert warm[2] == cold[2]
     assert cold[0] > 0 and warm[0] == 0, (cold, warm)
+
+
+_F64_SCRIPT = textwrap.dedent("""
+    import jax, numpy as np, torchjax
+    from torchjax import _programs
+    def first_half(a):
+        return jax.lax.slice(a, (0,), (a.shape[0] // 2,))
+    arr = torchjax.arange(10, dtype=torchjax.float64)._data
+    prog = _programs.program(first_half, _programs.ident_of("test", "host-tier-f64"))
+    out = prog(arr)  # outside torchjax's x64 scope, as distributed's spread cuts pieces
+    print(out.dtype, torchjax.compile_stats().host_calls,
+          np.asarray(jax.jit(lambda v: v + 1)(out)).tolist())
+""")
+
+
+def test_float64_results_outside_the_x64_scope(tmp_path):
+    # a program called outside torchjax's x64 scope on float64 arrays keeps float64 avals;
+    # its results' buffers must be float64 too (XLA refused the next program's argument)
+    env = {**os.environ, "TORCHJAX_CACHE_DIR": str(tmp_path), "TORCHJAX_HOST_TIER": "1"}
+    res = subprocess.run([sys.executable, "-c", _F64_SCRIPT], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    dtype, host, values = res.stdout.strip().split(" ", 2)
+    assert dtype == "float64" and int(host) == 1
+    assert values == "[1.0, 2.0, 3.0, 4.0, 5.0]"
