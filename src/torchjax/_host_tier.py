@@ -141,7 +141,18 @@ def entry_for(jitted, args, leaves):
 
 
 def _uses_blas(jaxpr) -> bool:
-    return "dot_general" in str(jaxpr) or "conv_general_dilated" in str(jaxpr)
+    """Whether `jaxpr` (or one it calls) multiplies matrices (a walk: printing the jaxpr to
+    look cost more than the trace)."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in ("dot_general", "conv_general_dilated"):
+            return True
+        for p in eqn.params.values():
+            for j in p if isinstance(p, (tuple, list)) else (p,):
+                inner = getattr(j, "jaxpr", None)
+                inner = j if hasattr(j, "eqns") else inner
+                if inner is not None and hasattr(inner, "eqns") and _uses_blas(inner):
+                    return True
+    return False
 
 
 _BLAS: list = []  # threadpoolctl's controllers of the BLAS libraries NumPy loaded
