@@ -27,6 +27,7 @@ TORCHJAX_HOST_TIER=0 turns it off; TORCHJAX_HOST_TIER_HOT sets HOT.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 
@@ -42,6 +43,9 @@ BUDGET = 0.05
 # a signature being compiled waits for its executable rather than evaluate again when its
 # last evaluation took this long
 WAIT = 0.25
+# ...and the most arithmetic (matrix products and convolutions, 2 x multiply-adds): ~0.1-0.2 s
+# of one BLAS thread; a bigger product is faster compiled and run on XLA's threads
+MAX_FLOPS = 4e9
 # a deferred op sequence (_deferred_programs) whose ops the host tier evaluates gets its
 # program when seen this many times (its ops' own programs are then seldom needed)
 SEQUENCE_AFTER = int(os.environ.get("TORCHJAX_HOST_TIER_SEQUENCES", "4"))
@@ -71,7 +75,7 @@ class Entry:
     __slots__ = ("jaxpr", "consts", "out_tree", "avals", "calls", "device", "committed",
                  "spent", "last", "blas")
 
-    def __init__(self, jaxpr, consts, out_tree, avals, device, committed, blas):
+    def __init__(self, jaxpr, consts, out_tree, avals, device, committed, flops):
         self.jaxpr = jaxpr
         self.consts = consts
         self.out_tree = out_tree
@@ -81,7 +85,7 @@ class Entry:
         self.calls = 0
         self.spent = 0.0  # seconds of NumPy evaluation so far
         self.last = 0.0   # seconds of the last one
-        self.blas = blas  # whether it multiplies matrices (see _one_blas_thread)
+        self.blas = flops > 0  # whether it multiplies matrices (see run)
 
 
 def eligible_args(leaves):
@@ -131,28 +135,38 @@ def entry_for(jitted, args, leaves):
         return NO
     if not _numpy_eval.covers(closed.jaxpr, _STOP):
         return NO
+    flops = _flops(closed.jaxpr)
+    if flops > MAX_FLOPS:
+        return NO
     device, committed = placed
     if device is None:
         from ._host_put import _default_device
         device = _default_device()
     import jax
     return Entry(closed.jaxpr, closed.consts, jax.tree_util.tree_structure(traced.out_info),
-                 out_avals, device, committed, _uses_blas(closed.jaxpr))
+                 out_avals, device, committed, flops)
 
 
-def _uses_blas(jaxpr) -> bool:
-    """Whether `jaxpr` (or one it calls) multiplies matrices (a walk: printing the jaxpr to
-    look cost more than the trace)."""
+def _flops(jaxpr, times=1) -> float:
+    """Multiply-adds x 2 of `jaxpr`'s matrix products and convolutions (and of the jaxprs it
+    calls; a scan's body counts once per iteration): what NumPy's time grows with."""
+    total = 0.0
     for eqn in jaxpr.eqns:
-        if eqn.primitive.name in ("dot_general", "conv_general_dilated"):
-            return True
+        name = eqn.primitive.name
+        if name == "dot_general":
+            (xc, _), _ = eqn.params["dimension_numbers"]
+            x = eqn.invars[0].aval.shape
+            total += 2.0 * math.prod(eqn.outvars[0].aval.shape) * math.prod(x[i] for i in xc)
+        elif name == "conv_general_dilated":
+            w = eqn.invars[1].aval.shape  # (its input features and window: all but one dim)
+            total += 2.0 * math.prod(eqn.outvars[0].aval.shape) * math.prod(w) / max(
+                w[eqn.params["dimension_numbers"].rhs_spec[0]], 1)
         for p in eqn.params.values():
             for j in p if isinstance(p, (tuple, list)) else (p,):
-                inner = getattr(j, "jaxpr", None)
-                inner = j if hasattr(j, "eqns") else inner
-                if inner is not None and hasattr(inner, "eqns") and _uses_blas(inner):
-                    return True
-    return False
+                inner = j if hasattr(j, "eqns") else getattr(j, "jaxpr", None)
+                if inner is not None and hasattr(inner, "eqns"):
+                    total += _flops(inner, eqn.params.get("length", 1))
+    return total * times
 
 
 _BLAS: list = []  # threadpoolctl's controllers of the BLAS libraries NumPy loaded

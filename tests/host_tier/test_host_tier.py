@@ -202,3 +202,16 @@ def test_float64_results_outside_the_x64_scope(tmp_path):
     dtype, host, values = res.stdout.strip().split(" ", 2)
     assert dtype == "float64" and int(host) == 1
     assert values == "[1.0, 2.0, 3.0, 4.0, 5.0]"
+
+
+def test_a_large_product_is_compiled(tier, monkeypatch):
+    # beyond MAX_FLOPS one BLAS thread would take longer than compiling and running on XLA's
+    monkeypatch.setattr(tier, "MAX_FLOPS", 2 * 6 * 7 * 8 - 1)
+    a, b = torchjax.ones(6, 7), torchjax.ones(7, 8)
+    _, h0 = _counts()
+    np.testing.assert_array_equal((a @ b).numpy(), np.full((6, 8), 7.0))
+    assert _counts()[1] == h0
+    monkeypatch.setattr(tier, "MAX_FLOPS", 2 * 6 * 7 * 9)
+    c = torchjax.ones(7, 9)
+    (a @ c).numpy()
+    assert _counts()[1] > h0
