@@ -78,7 +78,7 @@ class CompileStats:
                 f"({self.lower_seconds:.2f} s), compiled {self.compiled} "
                 f"({self.compile_seconds:.2f} s), persistent cache: {self.cache_hits} hits "
                 f"({self.cache_load_seconds:.2f} s), {self.cache_misses} misses; "
-                f"total {self.total_seconds:.2f} s")
+                f"total {self.total_seconds:.2f} s; host tier: {self.host_calls} calls")
 
 
 _stats = CompileStats()
@@ -153,6 +153,19 @@ def loaded_by_jax() -> bool:
     return hit
 
 
+def log_host_tier(jaxpr, secs: float) -> None:
+    """TORCHJAX_LOGS=compiles: a program's new signature taken by the host tier (evaluated
+    with NumPy, not compiled), with what made it and where, as a compile's line says."""
+    if not _logs.enabled("compiles"):
+        return
+    what, where = _origin()
+    shapes = ", ".join(a.str_short() for a in jaxpr.in_avals[:8])
+    more = f", ... {len(jaxpr.in_avals)} arguments" if len(jaxpr.in_avals) > 8 else ""
+    _logs.log("compiles", "%s(%s%s) evaluated with NumPy by the host tier (trace %s)%s",
+              f"{what}: " if what else "", shapes, more, _ms(secs),
+              f" at {where}" if where else "")
+
+
 def count_host_call() -> None:
     """A call evaluated by the host tier (NumPy) instead of a compiled program."""
     _stats.host_calls += 1  # (one thread's increments; a lost one is only a count)
@@ -219,7 +232,8 @@ def _log_compile(name: str, secs: float, hit: bool) -> None:
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _GENERATED = "<torchjax op "
 # bookkeeping frames, never what made a program
-_NOT_ORIGINS = (__file__, os.path.join(_PKG, "_programs.py"))
+_NOT_ORIGINS = (__file__, os.path.join(_PKG, "_programs.py"),
+                os.path.join(_PKG, "_host_tier.py"))
 _LIBRARIES = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
                     if k in ("stdlib", "platstdlib", "purelib", "platlib")})
 

@@ -251,7 +251,10 @@ def call(prog, args, sig, compiled):
         if key is not None and os.path.exists(store._file(key)):
             entry = NO  # (loading it is cheaper)
         else:
+            start = time.perf_counter()
             entry = entry_for(prog.jit, args, _leaves(args))
+            if entry is not NO:
+                _compile_stats.log_host_tier(entry.jaxpr, time.perf_counter() - start)
         if len(prog.host) >= MAX_ENTRIES:  # (ever-new shapes: stay bounded)
             prog.host.clear()
         prog.host[sig] = entry

@@ -215,3 +215,16 @@ def test_a_large_product_is_compiled(tier, monkeypatch):
     c = torchjax.ones(7, 9)
     (a @ c).numpy()
     assert _counts()[1] > h0
+
+
+def test_logs_name_what_the_host_tier_evaluates(tmp_path):
+    env = {**os.environ, "TORCHJAX_CACHE_DIR": str(tmp_path), "TORCHJAX_HOST_TIER": "1",
+           "TORCHJAX_LOGS": "compiles"}
+    code = "import torchjax as t\nx = t.ones(3, 5)\ny = x.tanh()\nprint(t.compile_stats())\n"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert ("[torchjax.compiles] tanh: (float32[3,5]) evaluated with NumPy by the host tier"
+            in res.stderr), res.stderr
+    assert "<string>:3" in res.stderr
+    assert res.stdout.strip().endswith("host tier: 1 calls")
