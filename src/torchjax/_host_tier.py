@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from . import _numpy_eval, _x64
+from . import _numpy_eval, _numpy_plan, _x64
 
 ON = [os.environ.get("TORCHJAX_HOST_TIER", "1").strip().lower() not in ("0", "false", "off", "")]
 HOT = int(os.environ.get("TORCHJAX_HOST_TIER_HOT", "8"))
@@ -73,7 +73,7 @@ class Entry:
     """What the host tier keeps per (program, signature): its jaxpr and how often it ran."""
 
     __slots__ = ("jaxpr", "consts", "out_tree", "avals", "calls", "device", "committed",
-                 "spent", "last", "blas")
+                 "spent", "last", "blas", "plan")
 
     def __init__(self, jaxpr, consts, out_tree, avals, device, committed, flops):
         self.jaxpr = jaxpr
@@ -86,6 +86,7 @@ class Entry:
         self.spent = 0.0  # seconds of NumPy evaluation so far
         self.last = 0.0   # seconds of the last one
         self.blas = flops > 0  # whether it multiplies matrices (see run)
+        self.plan = _numpy_plan.make(jaxpr, consts)
 
 
 def eligible_args(leaves):
@@ -143,8 +144,12 @@ def entry_for(jitted, args, leaves):
         from ._host_put import _default_device
         device = _default_device()
     import jax
-    return Entry(closed.jaxpr, closed.consts, jax.tree_util.tree_structure(traced.out_info),
-                 out_avals, device, committed, flops)
+    try:
+        return Entry(closed.jaxpr, closed.consts,
+                     jax.tree_util.tree_structure(traced.out_info), out_avals, device,
+                     committed, flops)
+    except _numpy_eval.NoRule:
+        return NO
 
 
 def _flops(jaxpr, times=1) -> float:
@@ -198,7 +203,7 @@ def run(entry, leaves):
         for lib in libs:
             lib.set_num_threads(1)
         with np.errstate(all="ignore"):  # lax computes inf and NaN silently
-            outs = _numpy_eval.evaluate(entry.jaxpr, entry.consts, args)
+            outs = _numpy_plan.run(entry.plan, args)
     finally:
         for lib, n in zip(libs, threads):
             lib.set_num_threads(n)
