@@ -333,7 +333,7 @@ def _key(ident: str, sig) -> str:
 class _Program:
     """The cache-miss side of one program's C++ dispatcher (see the module docstring)."""
 
-    __slots__ = ("jit", "ident", "compiled", "host", "hostless", "__weakref__")
+    __slots__ = ("jit", "ident", "compiled", "host", "hostless", "dispatcher", "__weakref__")
 
     def __init__(self, jitted, ident, hostless=False):
         self.jit = jitted
@@ -343,6 +343,7 @@ class _Program:
         # never evaluated by the host tier: donating programs, and those whose results must
         # be XLA's bits (random streams: see _host_tier.py)
         self.hostless = hostless
+        self.dispatcher = None  # a weak reference to the C++ function whose misses come here
 
     def miss(self, *args, **kwargs):
         sig = None
@@ -380,7 +381,18 @@ class _Program:
             self.compiled[sig] = compiled
         outs, out_flat, args_flat = _stages.Compiled.call(compiled._params,
                                                           *_placed(compiled, args))
+        if self.host and self.host.pop(sig, _host_tier.NO) is not _host_tier.NO:
+            self._after_host(sig)
         return outs, _fastpath(compiled, out_flat, args_flat), False
+
+    def _after_host(self, sig):
+        """The first compiled call of a signature the host tier served: the C++ side keeps,
+        for a signature whose miss returned no fast-path data (a host evaluation's), a note
+        to call the miss handler every time. Its table is cleared, so the next call makes
+        a new entry, with this executable's fast path."""
+        d = self.dispatcher() if self.dispatcher is not None else None
+        if d is not None:
+            d.clear_cache()
 
     def _key_of(self, sig):
         if _get_store() is None:
@@ -511,6 +523,7 @@ def program(fn, ident: str | None, donate_argnums=(), exact=False):
     f._jit_info = jitted._jit_info
     f._program = prog
     import weakref
+    prog.dispatcher = weakref.ref(f)
     _all.append(weakref.ref(prog))
     if len(_all) > 65536:
         _all[:] = [r for r in _all if r() is not None]

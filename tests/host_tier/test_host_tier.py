@@ -228,3 +228,29 @@ def test_logs_name_what_the_host_tier_evaluates(tmp_path):
             in res.stderr), res.stderr
     assert "<string>:3" in res.stderr
     assert res.stdout.strip().endswith("host tier: 1 calls")
+
+
+def _double_plus_one(a):
+    return a * 2 + 1
+
+
+def test_compiled_signature_takes_the_fast_path(tier, monkeypatch):
+    # a signature the host tier served was noted by JAX's C++ dispatcher as "always call
+    # the Python miss handler": once compiled, its calls must take the C++ fast path again
+    monkeypatch.setattr(tier, "HOT", 2)
+    prog = _programs.program(_double_plus_one, _programs.ident_of("test", "fast-path-again"))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) + np.float32(np.random.rand())
+    import jax
+    arr = jax.numpy.asarray(x)
+    for _ in range(3):
+        prog(arr)
+    _program_soon.wait_all()
+    for _ in range(3):
+        prog(arr)  # (compiled now; the next calls make the fast-path entry)
+    misses = []
+    real = _programs._fastpath
+    monkeypatch.setattr(_programs, "_fastpath", lambda *a: misses.append(1) or real(*a))
+    for _ in range(5):
+        out = prog(arr)
+    assert misses == []
+    np.testing.assert_allclose(np.asarray(out), x * 2 + 1)
