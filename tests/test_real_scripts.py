@@ -33,3 +33,36 @@ def test_whole_module_saved_and_loaded_with_safe_globals():
         np.testing.assert_array_equal(a, b)
     assert [a.shape for a in pt_after] == [a.shape for a in tj_after]
     assert pt_kind is dict and issubclass(tj_kind, dict)
+
+
+def test_layers_are_found_where_pytorch_defines_them():
+    # word_language_model lists torch.nn.modules.activation.MultiheadAttention and
+    # torch.nn.modules.linear.NonDynamicallyQuantizableLinear for torch.load's safe_globals;
+    # other scripts test isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+    import importlib
+    import inspect
+    import pkgutil
+
+    missing = []
+    for info in pkgutil.iter_modules(torch.nn.modules.__path__):
+        if info.name.startswith("_"):
+            continue  # autograd Functions of PyTorch's own implementation
+        theirs = importlib.import_module(f"torch.nn.modules.{info.name}")
+        for name, cls in vars(theirs).items():
+            if not (inspect.isclass(cls) and cls.__module__ == theirs.__name__):
+                continue
+            if not hasattr(torchjax.nn, name) and name not in ("_BatchNorm", "_NormBase",
+                                                                "_InstanceNorm"):
+                continue  # a layer torchjax lacks altogether fails by its own name
+            try:
+                ours = importlib.import_module(f"torchjax.nn.modules.{info.name}")
+            except ImportError:
+                ours = None
+            if not hasattr(ours, name):
+                missing.append(f"{info.name}.{name}")
+    assert missing == []
+    from torchjax.nn.modules.batchnorm import _BatchNorm
+    assert isinstance(torchjax.nn.BatchNorm2d(3), _BatchNorm)
+    assert not isinstance(torchjax.nn.InstanceNorm2d(3), _BatchNorm)
+    assert (torch.nn.modules.linear.NonDynamicallyQuantizableLinear.__name__
+            == torchjax.nn.modules.linear.NonDynamicallyQuantizableLinear.__name__)
