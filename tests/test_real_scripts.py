@@ -66,3 +66,25 @@ def test_layers_are_found_where_pytorch_defines_them():
     assert not isinstance(torchjax.nn.InstanceNorm2d(3), _BatchNorm)
     assert (torch.nn.modules.linear.NonDynamicallyQuantizableLinear.__name__
             == torchjax.nn.modules.linear.NonDynamicallyQuantizableLinear.__name__)
+
+
+def test_accelerator_without_one():
+    # pytorch/examples (mnist, vae, dcgan, ...) start with
+    # `torch.accelerator.current_accelerator() if torch.accelerator.is_available() else cpu`
+    import pytest
+
+    for lib in (torch, torchjax):
+        acc = lib.accelerator
+        assert acc.is_available() is False
+        assert acc.current_accelerator() is None
+        assert acc.current_accelerator(check_available=True) is None
+        assert acc.device_count() == 0
+        with acc.device_index(None):
+            pass
+        for call in (acc.current_device_index, acc.current_device_idx, acc.synchronize,
+                     acc.empty_cache, acc.memory_allocated, acc.max_memory_allocated,
+                     acc.memory_stats, acc.reset_peak_memory_stats, acc.get_memory_info,
+                     lambda: acc.set_device_index(0), lambda: acc.device_index(0).__enter__()):
+            with pytest.raises(RuntimeError, match="Cannot access accelerator device when "
+                                                   "none is available"):
+                call()

@@ -166,7 +166,7 @@ from .nn.modules.module import _typename as typename  # noqa: E402
 from .func import vmap  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
-from . import amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402
+from . import accelerator, amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402
 from ._install import _package_getattr as __getattr__, install_as_torch  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .amp._state import *  # noqa: E402,F403
