@@ -88,3 +88,36 @@ def test_accelerator_without_one():
             with pytest.raises(RuntimeError, match="Cannot access accelerator device when "
                                                    "none is available"):
                 call()
+
+
+def _from_numpy_of_read_only(lib):
+    a = np.ones(3)
+    a.flags.writeable = False
+    return lib.from_numpy(a)  # the line the warning names
+
+
+def _as_tensor_of_read_only(lib):
+    a = np.ones(3)
+    a.flags.writeable = False
+    return lib.as_tensor(a)  # the line the warning names
+
+
+def test_read_only_array_warning_names_the_callers_line():
+    # torchvision's ToTensor calls from_numpy on a PIL image's read-only array: PyTorch's
+    # warning names that line, torchjax's named one or two frames further up
+    import inspect
+    import warnings
+
+    from torchjax import _numpy_shared
+
+    for make in (_from_numpy_of_read_only, _as_tensor_of_read_only):
+        want = inspect.getsourcelines(make)[1] + 3
+        for lib in (torch, torchjax):
+            _numpy_shared._READONLY_WARNED[0] = False  # torchjax's is once per process
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                make(lib)
+            hits = [w for w in seen if "not writable" in str(w.message)]
+            if lib is torch and not hits:
+                continue  # PyTorch already warned once in this process
+            assert [(w.filename, w.lineno) for w in hits] == [(__file__, want)], lib.__name__
