@@ -121,3 +121,33 @@ def test_read_only_array_warning_names_the_callers_line():
             if lib is torch and not hits:
                 continue  # PyTorch already warned once in this process
             assert [(w.filename, w.lineno) for w in hits] == [(__file__, want)], lib.__name__
+
+
+def test_batch_norm_called_twice_before_one_backward():
+    # siamese_network runs both inputs through one ResNet, then one backward: the running
+    # statistics' update must not invalidate the first call's saved tensors
+    x = np.random.RandomState(0).randn(5, 3, 4, 4).astype(np.float32)
+
+    def run(lib):
+        bn1, bn2 = lib.nn.BatchNorm2d(3), lib.nn.InstanceNorm2d(3, track_running_stats=True)
+        xs = lib.tensor(x, requires_grad=True)
+        outs = [bn2(bn1(xs * k)) for k in (1.0, 2.0)]
+        (outs[0].sum() + (outs[1] ** 2).sum()).backward()
+        versions = [b._version for b in (bn1.running_mean, bn1.running_var,
+                                         bn2.running_mean, bn2.running_var)]
+        bn1.running_mean.add_(1)  # after saving in eval mode, a write is still caught
+        bn1.eval()
+        y = bn1(xs)
+        bn1.running_var.mul_(2)
+        try:
+            y.sum().backward()
+            caught = None
+        except RuntimeError as e:
+            caught = "modified by an inplace operation" in str(e)
+        return xs.grad.numpy(), bn1.running_mean.numpy(), versions, caught
+    (pt_grad, pt_mean, pt_versions, pt_caught), (tj_grad, tj_mean, tj_versions, tj_caught) = \
+        both(run)
+    np.testing.assert_allclose(tj_grad, pt_grad, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(tj_mean, pt_mean, rtol=1e-5)
+    assert tj_versions == pt_versions
+    assert pt_caught is tj_caught is True
