@@ -151,3 +151,11 @@ def test_batch_norm_called_twice_before_one_backward():
     np.testing.assert_allclose(tj_mean, pt_mean, rtol=1e-5)
     assert tj_versions == pt_versions
     assert pt_caught is tj_caught is True
+
+
+def test_device_kind_predicates():
+    # dcgan's forward tests `input.is_cuda or input.is_xpu`
+    names = ["is_cuda", "is_cpu", "is_meta", "is_sparse", "is_xpu", "is_mps", "is_ipu", "is_xla",
+             "is_mtia", "is_maia", "is_vulkan", "is_mkldnn", "is_quantized", "is_nested"]
+    pt, tj = both(lambda lib: [getattr(lib.ones(2), n) for n in names])
+    assert tj == pt
