@@ -159,3 +159,58 @@ def test_device_kind_predicates():
              "is_mtia", "is_maia", "is_vulkan", "is_mkldnn", "is_quantized", "is_nested"]
     pt, tj = both(lambda lib: [getattr(lib.ones(2), n) for n in names])
     assert tj == pt
+
+
+def test_variable():
+    # older scripts: `from torch.autograd import Variable`; Variable(x, requires_grad=True)
+    import warnings
+
+    def run(lib):
+        from importlib import import_module
+        Variable = import_module(f"{lib.__name__}.autograd").Variable
+        x = lib.ones(2)
+        v = Variable(x * 3, requires_grad=True)
+        (v * v).sum().backward()
+        p = Variable(lib.nn.Parameter(lib.ones(1)))
+        y = Variable(x * lib.ones(2, requires_grad=True))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            vol = Variable(x, volatile=True)
+        try:
+            Variable(3)
+        except TypeError as e:
+            bad = str(e)
+        return (v.grad.tolist(), v.is_leaf, type(p) is lib.Tensor, p.requires_grad,
+                y.grad_fn is None, y.requires_grad, vol.requires_grad,
+                [str(w.message) for w in seen], isinstance(x, Variable), bad)
+    pt, tj = both(run)
+    assert tj == pt
+
+
+def test_deprecated_scalar_first_overloads():
+    # optimizers of older scripts: p.data.add_(-lr, d_p), exp_avg_sq.addcmul_(1 - b2, g, g)
+    import warnings
+
+    def run(lib):
+        from torchjax import _deprecated_overloads
+        _deprecated_overloads._WARNED[0] = False
+        w = lib.tensor([1.0, -2.0], requires_grad=True)
+        g = lib.tensor([0.5, 0.25])
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            outs = [w.add(3.0, g * 2), lib.add(g, 2.0, g), g.sub(2.0, g), lib.sub(g, 2, g),
+                    g.addcmul(0.5, g, g), lib.addcmul(g, 0.5, g, g), g.addcdiv(0.5, g, g),
+                    lib.addcdiv(g, 0.5, g, g), g.clone().add_(-0.1, g),
+                    g.clone().sub_(0.1, g), g.clone().addcmul_(0.1, g, g),
+                    g.clone().addcdiv_(-0.1, g, g + 1)]
+        outs[0].sum().backward()
+        messages = [str(w.message).split(" (Triggered")[0] for w in seen]
+        return [o.tolist() for o in outs], w.grad.tolist(), type(outs[0].grad_fn).__name__, \
+            messages
+    (pt_vals, pt_grad, pt_fn, pt_msgs), (tj_vals, tj_grad, tj_fn, tj_msgs) = both(run)
+    np.testing.assert_allclose(np.array(tj_vals), np.array(pt_vals), rtol=1e-6)
+    assert (tj_grad, tj_fn) == (pt_grad, pt_fn)
+    # PyTorch warns once per process; its first message, when this test saw it, is ours
+    assert len(tj_msgs) == 1 and tj_msgs[0].startswith("This overload of add is deprecated:\n"
+                                                       "\tadd(Number alpha, Tensor other)\n")
+    assert pt_msgs in ([], tj_msgs)

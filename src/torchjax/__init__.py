@@ -147,6 +147,9 @@ from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 
 _generate.install(globals())
 _generate.install_functions(globals())
+from . import _deprecated_overloads  # noqa: E402
+
+_deprecated_overloads.install(globals())
 
 from . import _inplace_random  # noqa: E402
 
