@@ -214,3 +214,32 @@ def test_deprecated_scalar_first_overloads():
     assert len(tj_msgs) == 1 and tj_msgs[0].startswith("This overload of add is deprecated:\n"
                                                        "\tadd(Number alpha, Tensor other)\n")
     assert pt_msgs in ([], tj_msgs)
+
+
+def test_sdpa_kernel_backend_switch():
+    # recent scripts: `with sdpa_kernel(SDPBackend.FLASH_ATTENTION): F.scaled_dot_product_...`
+    import importlib
+
+    import pytest
+
+    x = np.arange(16, dtype=np.float32).reshape(1, 2, 2, 4) / 8
+
+    def run(lib):
+        att = importlib.import_module(f"{lib.__name__}.nn.attention")
+        B = att.SDPBackend
+        names = list(B.__members__)
+        facts = (repr(B.MATH), str(B.MATH), B.MATH.name, int(B.EFFICIENT_ATTENTION),
+                 B.FLASH_ATTENTION == 1)
+        q = lib.tensor(x)
+        with att.sdpa_kernel(B.FLASH_ATTENTION):
+            out = lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        with att.sdpa_kernel([B.FLASH_ATTENTION, B.MATH], set_priority=True):
+            pass
+        with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend "
+                                                 "or a list of SDPBackend instances, got str"):
+            with att.sdpa_kernel("flash"):
+                pass
+        return names, facts, out.numpy()
+    (pt_names, pt_facts, pt_out), (tj_names, tj_facts, tj_out) = both(run)
+    assert (tj_names, tj_facts) == (pt_names, pt_facts)
+    np.testing.assert_allclose(tj_out, pt_out, rtol=1e-6)
