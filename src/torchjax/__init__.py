@@ -147,6 +147,9 @@ from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 
 _generate.install(globals())
 _generate.install_functions(globals())
+from . import _deprecated_overloads  # noqa: E402
+
+_deprecated_overloads.install(globals())
 
 from . import _inplace_random  # noqa: E402
 
@@ -166,7 +169,7 @@ from .nn.modules.module import _typename as typename  # noqa: E402
 from .func import vmap  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 from .serialization import load, save  # noqa: E402
-from . import amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402
+from . import accelerator, amp, backends, distributed, hub, jit, multiprocessing, onnx, overrides, profiler, random, types, version  # noqa: E402
 from ._install import _package_getattr as __getattr__, install_as_torch  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .amp._state import *  # noqa: E402,F403

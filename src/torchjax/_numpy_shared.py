@@ -40,6 +40,7 @@ import jax
 import numpy as np
 
 from . import _device, _device_dtypes, _dtypes, _host_put, _meta, _strides
+from ._stacklevel import user_stacklevel
 from ._tensor import Size, Tensor
 from ._views import read_through
 from ._x64 import scope
@@ -524,7 +525,7 @@ def _copied(ndarray: np.ndarray) -> Tensor:
             f"{_share_max() / 2 ** 20:g} MB (set {_SHARE_MAX_ENV} to change it), because a "
             "shared array is compared with the tensor on every read. Writes into the array "
             "after this call are not seen by the tensor. This warning is shown once.",
-            UserWarning, stacklevel=3)
+            UserWarning, stacklevel=user_stacklevel())
     with scope():  # an int64 array stays int64
         return Tensor._wrap(_host_put.put(np.array(ndarray, copy=True)))
 
@@ -541,7 +542,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
             "tensors. This means writing to this tensor will result in undefined behavior. You "
             "may want to copy the array to protect its data or make it writable before "
             "converting it to a tensor. This type of warning will be suppressed for the rest of "
-            "this program.", UserWarning, stacklevel=3)
+            "this program.", UserWarning, stacklevel=user_stacklevel())
     if ndarray.nbytes > _share_max():
         return _copied(ndarray)
     # no copy yet: the first read takes the snapshot (one copy for a batch used once)

@@ -99,3 +99,20 @@ def _module_load(self, other, assign=False):
 
 Tensor.is_distributed = _tensor_is_distributed
 Tensor.module_load = _module_load
+
+
+# Device kinds and layouts torchjax tensors never are (JAX's devices are torch's cpu, cuda and
+# tpu; no MKL-DNN, quantized or nested tensors). Scripts written for several backends test
+# them before choosing a path (dcgan: `input.is_cuda or input.is_xpu`). is_xla stays False
+# too: scripts that see it use torch_xla's own calls (xm.mark_step), which torchjax lacks.
+_NEVER = ("is_xpu", "is_mps", "is_ipu", "is_xla", "is_mtia", "is_maia", "is_vulkan",
+          "is_mkldnn", "is_quantized", "is_nested")
+
+
+def _never(name):
+    return property(lambda self: False,
+                    doc=f"False: a torchjax tensor is never one that `Tensor.{name}` is True for.")
+
+
+for _name in _NEVER:
+    setattr(Tensor, _name, _never(_name))

@@ -79,7 +79,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     training = _check_bool("batch_norm", "training", training)
     res = _F["_batch_norm"](input, weight, bias, running_mean, running_var, training, momentum,
                             eps)
-    return _norm._store_stats(res, running_mean, running_var)
+    return _norm._store_stats(res, running_mean, running_var, kernel=True)
 
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
@@ -87,7 +87,7 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     use_input_stats = _check_bool("instance_norm", "use_input_stats", use_input_stats)
     res = _F["_instance_norm"](input, weight, bias, running_mean, running_var, use_input_stats,
                                momentum, eps)
-    return _norm._store_stats(res, running_mean, running_var)
+    return _norm._store_stats(res, running_mean, running_var, kernel=False)
 
 
 def _stats(x, dims, eps):

@@ -21,10 +21,12 @@ from .._x64 import enter, leave, scope
 from . import functional, graph, profiler  # noqa: F401 (torch.autograd.profiler)
 from .function import Function, FunctionCtx
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "Node", "Function", "FunctionCtx", "detect_anomaly",
-           "set_detect_anomaly", "graph", "functional", "gradcheck", "gradgradcheck", "GradcheckError"]
+           "set_detect_anomaly", "graph", "functional", "gradcheck", "gradgradcheck", "GradcheckError",
+           "Variable"]
 
 
 def _as_tuple(x):

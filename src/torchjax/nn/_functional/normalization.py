@@ -45,20 +45,29 @@ def _check_stats_pair(running_mean, running_var) -> None:
                          "None")
 
 
-def _store_stats(result, running_mean, running_var) -> Tensor:
-    """The row's output; its updated running statistics are written into the buffers given."""
+def _store_stats(result, running_mean, running_var, kernel: bool) -> Tensor:
+    """The row's output; its updated running statistics are written into the buffers given.
+
+    As PyTorch, a module called twice before one backward (a siamese network's two
+    branches, a GAN's discriminator on real and fake) must not find the first call's
+    statistics "modified by an inplace operation". batch_norm (`kernel`) writes them as
+    PyTorch's kernel does, keeping their versions (its schema does not mark them mutated);
+    instance_norm's are copied in (one version each, as PyTorch's Python copy_), and its
+    backward does not read them."""
     if not isinstance(result, tuple):
         return result
     out, new_mean, new_var = result
     with no_grad():
-        running_mean._write(new_mean._data)
-        running_var._write(new_var._data)
+        for buf, new in ((running_mean, new_mean), (running_var, new_var)):
+            counter = buf._counter()
+            version = counter[0]
+            buf._write(new._data)
+            if kernel:
+                counter[0] = version
     node = out._grad_fn
-    if node is not None and node._versions:
-        # the node saved the statistics as they are after this update, as PyTorch's does
+    if not kernel and node is not None and node._versions:
         counters = {id(running_mean._counter()), id(running_var._counter())}
-        node._versions = tuple((c, c[0], aval) if id(c) in counters else (c, v, aval)
-                               for c, v, aval in node._versions)
+        node._versions = tuple(v for v in node._versions if id(v[0]) not in counters)
     return out
 
 
@@ -77,7 +86,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         _check_stats_pair(running_mean, running_var)
     res = _F["_batch_norm"](input, weight, bias, running_mean, running_var, bool(training),
                             momentum, eps)
-    return _store_stats(res, running_mean, running_var)
+    return _store_stats(res, running_mean, running_var, kernel=True)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
@@ -91,7 +100,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         _check_stats_pair(running_mean, running_var)
     res = _F["_instance_norm"](input, weight, bias, running_mean, running_var,
                                bool(use_input_stats), momentum, eps)
-    return _store_stats(res, running_mean, running_var)
+    return _store_stats(res, running_mean, running_var, kernel=False)
 
 
 # -- embedding --------------------------------------------------------------------------------------

@@ -14,11 +14,11 @@ with the deprecation warnings PyTorch gives when that node does not describe the
 
 from __future__ import annotations
 
-import sys
 import warnings
 import weakref
 
 from ..._autograd.grad_mode import is_grad_enabled
+from ..._stacklevel import user_stacklevel
 from ..._tensor import Tensor
 from ...autograd.function import Function
 
@@ -31,17 +31,6 @@ _VIEW_INPLACE = (
     "view+inplace would override the custom backward associated with the custom Function, "
     "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
     "the output of the custom Function.")
-
-
-def _user_stacklevel() -> int:
-    """The stacklevel that points a warning at the first caller outside torchjax (the user's
-    backward() call when the warning comes from inside the engine)."""
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("torchjax"):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 class BackwardHookFunction(Function):
@@ -175,7 +164,7 @@ class BackwardHook:
             # fire here, with no grad_input to change
             warnings.warn("Full backward hook is firing when gradients are computed with respect "
                           "to module outputs since no inputs require gradients. See "
-                          f"{_HOOK_DOCS} for more details.", stacklevel=_user_stacklevel())
+                          f"{_HOOK_DOCS} for more details.", stacklevel=user_stacklevel())
             grad_inputs = (None,) * self.n_inputs
             for hook in self.user_hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)

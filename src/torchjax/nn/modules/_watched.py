@@ -57,6 +57,16 @@ def watched(value):
     return value
 
 
+def plain(value):
+    """A watched dict as the plain dict or OrderedDict it stands for; anything else
+    unchanged."""
+    if isinstance(value, WatchedOrderedDict):
+        return OrderedDict(value)
+    if isinstance(value, WatchedDict):
+        return dict(value)
+    return value
+
+
 # Module attributes whose dicts are kept watched when assigned
 ATTRS = frozenset({"training", "__class__", "_parameters", "_buffers", "_modules",
                    "_forward_hooks", "_forward_pre_hooks", "_backward_hooks",

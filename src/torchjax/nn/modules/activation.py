@@ -14,7 +14,11 @@ from ... import _creation
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .attention import MultiheadAttention  # noqa: F401
 from .module import Module
+
+# PyTorch defines MultiheadAttention in torch.nn.modules.activation, where scripts name it
+# (safe_globals lists for torch.load); its home here is attention.py
 
 
 def _inplace_repr(inplace: bool, sep: str = ", ") -> str:

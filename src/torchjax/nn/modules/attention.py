@@ -9,13 +9,8 @@ from .. import functional as F
 from .. import init
 from .._functional.attention import _canonical_mask, _none_or_dtype
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """MultiheadAttention's output projection: a Linear that PyTorch's quantization tooling
-    leaves alone (torch.nn.modules.linear.NonDynamicallyQuantizableLinear)."""
 
 
 class MultiheadAttention(Module):

@@ -71,6 +71,11 @@ class Linear(Module):
 
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """MultiheadAttention's output projection: a Linear that PyTorch's quantization tooling
+    leaves alone (torch.nn.modules.linear.NonDynamicallyQuantizableLinear; not in torch.nn)."""
+
+
 class Bilinear(Module):
     """y = x1^T A x2 + b, with A of shape (out_features, in1_features, in2_features)."""
 

@@ -277,7 +277,13 @@ class Module(ModuleHooks, ModuleStateDict, ModuleConversions, ModuleTraversal):
     # -- attributes ------------------------------------------------------------------------
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        # the watched dicts are torchjax's own bookkeeping: pickle them as the plain dicts
+        # PyTorch's modules hold, so a saved module names only globals PyTorch's
+        # weights_only loader allows (torch.serialization.safe_globals lists modules only)
+        state = self.__dict__.copy()
+        for name in _watched.ATTRS & state.keys():
+            state[name] = _watched.plain(state[name])
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)

@@ -1,0 +1,245 @@
+"""What unmodified public PyTorch scripts did that torchjax got wrong (docs/real_scripts.md):
+each test runs the script's pattern in PyTorch and in torchjax and compares."""
+
+import io
+
+import numpy as np
+import torch
+
+import torchjax
+
+
+def both(fn):
+    """fn(lib) for torch and for torchjax."""
+    return fn(torch), fn(torchjax)
+
+
+def test_whole_module_saved_and_loaded_with_safe_globals():
+    # word_language_model: torch.save(model, f), then torch.load(f) under
+    # serialization.safe_globals([its classes]) (weights_only=True, the default)
+    def run(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Embedding(5, 3), lib.nn.LSTM(3, 4), lib.nn.Dropout(0.1))
+        buf = io.BytesIO()
+        lib.save(model, buf)
+        buf.seek(0)
+        with lib.serialization.safe_globals([lib.nn.Sequential, lib.nn.Embedding, lib.nn.LSTM,
+                                             lib.nn.Dropout]):
+            loaded = lib.load(buf)
+        return [p.detach().numpy() for p in model.parameters()], \
+            [p.detach().numpy() for p in loaded.parameters()], type(loaded._parameters)
+    (pt_before, pt_after, pt_kind), (tj_before, tj_after, tj_kind) = both(run)
+    for a, b in zip(tj_before, tj_after):
+        np.testing.assert_array_equal(a, b)
+    assert [a.shape for a in pt_after] == [a.shape for a in tj_after]
+    assert pt_kind is dict and issubclass(tj_kind, dict)
+
+
+def test_layers_are_found_where_pytorch_defines_them():
+    # word_language_model lists torch.nn.modules.activation.MultiheadAttention and
+    # torch.nn.modules.linear.NonDynamicallyQuantizableLinear for torch.load's safe_globals;
+    # other scripts test isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+    import importlib
+    import inspect
+    import pkgutil
+
+    missing = []
+    for info in pkgutil.iter_modules(torch.nn.modules.__path__):
+        if info.name.startswith("_"):
+            continue  # autograd Functions of PyTorch's own implementation
+        theirs = importlib.import_module(f"torch.nn.modules.{info.name}")
+        for name, cls in vars(theirs).items():
+            if not (inspect.isclass(cls) and cls.__module__ == theirs.__name__):
+                continue
+            if not hasattr(torchjax.nn, name) and name not in ("_BatchNorm", "_NormBase",
+                                                                "_InstanceNorm"):
+                continue  # a layer torchjax lacks altogether fails by its own name
+            try:
+                ours = importlib.import_module(f"torchjax.nn.modules.{info.name}")
+            except ImportError:
+                ours = None
+            if not hasattr(ours, name):
+                missing.append(f"{info.name}.{name}")
+    assert missing == []
+    from torchjax.nn.modules.batchnorm import _BatchNorm
+    assert isinstance(torchjax.nn.BatchNorm2d(3), _BatchNorm)
+    assert not isinstance(torchjax.nn.InstanceNorm2d(3), _BatchNorm)
+    assert (torch.nn.modules.linear.NonDynamicallyQuantizableLinear.__name__
+            == torchjax.nn.modules.linear.NonDynamicallyQuantizableLinear.__name__)
+
+
+def test_accelerator_without_one():
+    # pytorch/examples (mnist, vae, dcgan, ...) start with
+    # `torch.accelerator.current_accelerator() if torch.accelerator.is_available() else cpu`
+    import pytest
+
+    for lib in (torch, torchjax):
+        acc = lib.accelerator
+        assert acc.is_available() is False
+        assert acc.current_accelerator() is None
+        assert acc.current_accelerator(check_available=True) is None
+        assert acc.device_count() == 0
+        with acc.device_index(None):
+            pass
+        for call in (acc.current_device_index, acc.current_device_idx, acc.synchronize,
+                     acc.empty_cache, acc.memory_allocated, acc.max_memory_allocated,
+                     acc.memory_stats, acc.reset_peak_memory_stats, acc.get_memory_info,
+                     lambda: acc.set_device_index(0), lambda: acc.device_index(0).__enter__()):
+            with pytest.raises(RuntimeError, match="Cannot access accelerator device when "
+                                                   "none is available"):
+                call()
+
+
+def _from_numpy_of_read_only(lib):
+    a = np.ones(3)
+    a.flags.writeable = False
+    return lib.from_numpy(a)  # the line the warning names
+
+
+def _as_tensor_of_read_only(lib):
+    a = np.ones(3)
+    a.flags.writeable = False
+    return lib.as_tensor(a)  # the line the warning names
+
+
+def test_read_only_array_warning_names_the_callers_line():
+    # torchvision's ToTensor calls from_numpy on a PIL image's read-only array: PyTorch's
+    # warning names that line, torchjax's named one or two frames further up
+    import inspect
+    import warnings
+
+    from torchjax import _numpy_shared
+
+    for make in (_from_numpy_of_read_only, _as_tensor_of_read_only):
+        want = inspect.getsourcelines(make)[1] + 3
+        for lib in (torch, torchjax):
+            _numpy_shared._READONLY_WARNED[0] = False  # torchjax's is once per process
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                make(lib)
+            hits = [w for w in seen if "not writable" in str(w.message)]
+            if lib is torch and not hits:
+                continue  # PyTorch already warned once in this process
+            assert [(w.filename, w.lineno) for w in hits] == [(__file__, want)], lib.__name__
+
+
+def test_batch_norm_called_twice_before_one_backward():
+    # siamese_network runs both inputs through one ResNet, then one backward: the running
+    # statistics' update must not invalidate the first call's saved tensors
+    x = np.random.RandomState(0).randn(5, 3, 4, 4).astype(np.float32)
+
+    def run(lib):
+        bn1, bn2 = lib.nn.BatchNorm2d(3), lib.nn.InstanceNorm2d(3, track_running_stats=True)
+        xs = lib.tensor(x, requires_grad=True)
+        outs = [bn2(bn1(xs * k)) for k in (1.0, 2.0)]
+        (outs[0].sum() + (outs[1] ** 2).sum()).backward()
+        versions = [b._version for b in (bn1.running_mean, bn1.running_var,
+                                         bn2.running_mean, bn2.running_var)]
+        bn1.running_mean.add_(1)  # after saving in eval mode, a write is still caught
+        bn1.eval()
+        y = bn1(xs)
+        bn1.running_var.mul_(2)
+        try:
+            y.sum().backward()
+            caught = None
+        except RuntimeError as e:
+            caught = "modified by an inplace operation" in str(e)
+        return xs.grad.numpy(), bn1.running_mean.numpy(), versions, caught
+    (pt_grad, pt_mean, pt_versions, pt_caught), (tj_grad, tj_mean, tj_versions, tj_caught) = \
+        both(run)
+    np.testing.assert_allclose(tj_grad, pt_grad, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(tj_mean, pt_mean, rtol=1e-5)
+    assert tj_versions == pt_versions
+    assert pt_caught is tj_caught is True
+
+
+def test_device_kind_predicates():
+    # dcgan's forward tests `input.is_cuda or input.is_xpu`
+    names = ["is_cuda", "is_cpu", "is_meta", "is_sparse", "is_xpu", "is_mps", "is_ipu", "is_xla",
+             "is_mtia", "is_maia", "is_vulkan", "is_mkldnn", "is_quantized", "is_nested"]
+    pt, tj = both(lambda lib: [getattr(lib.ones(2), n) for n in names])
+    assert tj == pt
+
+
+def test_variable():
+    # older scripts: `from torch.autograd import Variable`; Variable(x, requires_grad=True)
+    import warnings
+
+    def run(lib):
+        from importlib import import_module
+        Variable = import_module(f"{lib.__name__}.autograd").Variable
+        x = lib.ones(2)
+        v = Variable(x * 3, requires_grad=True)
+        (v * v).sum().backward()
+        p = Variable(lib.nn.Parameter(lib.ones(1)))
+        y = Variable(x * lib.ones(2, requires_grad=True))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            vol = Variable(x, volatile=True)
+        try:
+            Variable(3)
+        except TypeError as e:
+            bad = str(e)
+        return (v.grad.tolist(), v.is_leaf, type(p) is lib.Tensor, p.requires_grad,
+                y.grad_fn is None, y.requires_grad, vol.requires_grad,
+                [str(w.message) for w in seen], isinstance(x, Variable), bad)
+    pt, tj = both(run)
+    assert tj == pt
+
+
+def test_deprecated_scalar_first_overloads():
+    # optimizers of older scripts: p.data.add_(-lr, d_p), exp_avg_sq.addcmul_(1 - b2, g, g)
+    import warnings
+
+    def run(lib):
+        from torchjax import _deprecated_overloads
+        _deprecated_overloads._WARNED[0] = False
+        w = lib.tensor([1.0, -2.0], requires_grad=True)
+        g = lib.tensor([0.5, 0.25])
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            outs = [w.add(3.0, g * 2), lib.add(g, 2.0, g), g.sub(2.0, g), lib.sub(g, 2, g),
+                    g.addcmul(0.5, g, g), lib.addcmul(g, 0.5, g, g), g.addcdiv(0.5, g, g),
+                    lib.addcdiv(g, 0.5, g, g), g.clone().add_(-0.1, g),
+                    g.clone().sub_(0.1, g), g.clone().addcmul_(0.1, g, g),
+                    g.clone().addcdiv_(-0.1, g, g + 1)]
+        outs[0].sum().backward()
+        messages = [str(w.message).split(" (Triggered")[0] for w in seen]
+        return [o.tolist() for o in outs], w.grad.tolist(), type(outs[0].grad_fn).__name__, \
+            messages
+    (pt_vals, pt_grad, pt_fn, pt_msgs), (tj_vals, tj_grad, tj_fn, tj_msgs) = both(run)
+    np.testing.assert_allclose(np.array(tj_vals), np.array(pt_vals), rtol=1e-6)
+    assert (tj_grad, tj_fn) == (pt_grad, pt_fn)
+    # PyTorch warns once per process; its first message, when this test saw it, is ours
+    assert len(tj_msgs) == 1 and tj_msgs[0].startswith("This overload of add is deprecated:\n"
+                                                       "\tadd(Number alpha, Tensor other)\n")
+    assert pt_msgs in ([], tj_msgs)
+
+
+def test_sdpa_kernel_backend_switch():
+    # recent scripts: `with sdpa_kernel(SDPBackend.FLASH_ATTENTION): F.scaled_dot_product_...`
+    import importlib
+
+    import pytest
+
+    x = np.arange(16, dtype=np.float32).reshape(1, 2, 2, 4) / 8
+
+    def run(lib):
+        att = importlib.import_module(f"{lib.__name__}.nn.attention")
+        B = att.SDPBackend
+        names = list(B.__members__)
+        facts = (repr(B.MATH), str(B.MATH), B.MATH.name, int(B.EFFICIENT_ATTENTION),
+                 B.FLASH_ATTENTION == 1)
+        q = lib.tensor(x)
+        with att.sdpa_kernel(B.FLASH_ATTENTION):
+            out = lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        with att.sdpa_kernel([B.FLASH_ATTENTION, B.MATH], set_priority=True):
+            pass
+        with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend "
+                                                 "or a list of SDPBackend instances, got str"):
+            with att.sdpa_kernel("flash"):
+                pass
+        return names, facts, out.numpy()
+    (pt_names, pt_facts, pt_out), (tj_names, tj_facts, tj_out) = both(run)
+    assert (tj_names, tj_facts) == (pt_names, pt_facts)
+    np.testing.assert_allclose(tj_out, pt_out, rtol=1e-6)
