@@ -185,3 +185,40 @@ def test_compile_cache_key_sees_types_inside_tuples():
     a = _dispatch._fwd_for(prep, ((0,), False, None), None)
     b = _dispatch._fwd_for(prep, ((False,), False, None), None)
     assert a is not b
+
+
+def _two_products(lib, a, b, c, d):
+    # both products save their constant factor for the other input's gradient
+    return (a * c + b * d).sum()
+
+
+def test_fused_program_passes_a_shared_saved_array_once(compiled, monkeypatch):
+    """A saved array that several nodes keep (a Linear's weight) is one argument of the
+    fused program (engine._Fused); when the next pass keeps two arrays there, it gets a
+    program of its own, and both give PyTorch's gradients."""
+    argc = []
+    real = engine._Fused.prepare
+
+    def counting(self, saved):
+        prog, args = real(self, saved)
+        argc.append(len(args))
+        return prog, args
+
+    monkeypatch.setattr(engine._Fused, "prepare", counting)
+    C = RNG.standard_normal((3, 4)).astype(np.float32)
+    D = RNG.standard_normal((3, 4)).astype(np.float32)
+    for shared in (True, True, False, False, True):
+        got = []
+        for lib in (torch, torchjax):
+            a = lib.tensor(A, requires_grad=True)
+            b = lib.tensor(B, requires_grad=True)
+            c = lib.tensor(C)
+            d = c if shared else lib.tensor(D)
+            _two_products(lib, a, b, c, d).backward()
+            got.append((a.grad.numpy(), b.grad.numpy()))
+        for g, e in zip(got[1], got[0]):
+            np.testing.assert_allclose(g, e, rtol=1e-6)
+    assert len(compiled) == 1  # one structure...
+    # ...run fused from its second pass, with c passed once, then c and d apart
+    n = argc[0]
+    assert argc == [n, n + 1, n + 1, n]
