@@ -21,15 +21,15 @@ from bench_deferred_ab import interleaved, warm_sides
 from bench_dynamic import ROWS
 
 from torchjax import _deferred
-from torchjax._autograd import engine
+from torchjax._autograd import fused
 
-_ARRAY = engine._CONCRETE
+_ARRAY = fused._CONCRETE
 
 
 def _shared(on: bool):
-    # the fused backward passes each distinct saved array once (engine._Fused); off: every
+    # the fused backward passes each distinct saved array once (fused.Fused); off: every
     # saved leaf is an argument of its own, as before
-    engine._CONCRETE = _ARRAY if on else None
+    fused._CONCRETE = _ARRAY if on else None
 
 
 CHANGES = {"shared": _shared}

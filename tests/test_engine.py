@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import torchjax
-from torchjax._autograd import engine
+from torchjax._autograd import engine, fused
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((3, 4)).astype(np.float32)
@@ -194,17 +194,17 @@ def _two_products(lib, a, b, c, d):
 
 def test_fused_program_passes_a_shared_saved_array_once(compiled, monkeypatch):
     """A saved array that several nodes keep (a Linear's weight) is one argument of the
-    fused program (engine._Fused); when the next pass keeps two arrays there, it gets a
+    fused program (fused.Fused); when the next pass keeps two arrays there, it gets a
     program of its own, and both give PyTorch's gradients."""
     argc = []
-    real = engine._Fused.prepare
+    real = fused.Fused.prepare
 
     def counting(self, saved):
         prog, args = real(self, saved)
         argc.append(len(args))
         return prog, args
 
-    monkeypatch.setattr(engine._Fused, "prepare", counting)
+    monkeypatch.setattr(fused.Fused, "prepare", counting)
     C = RNG.standard_normal((3, 4)).astype(np.float32)
     D = RNG.standard_normal((3, 4)).astype(np.float32)
     for shared in (True, True, False, False, True):

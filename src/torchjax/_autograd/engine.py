@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import threading
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _one_off, _programs
 from .._linearize import Linearized
-from . import anomaly, batched, chains
-from .node import BEFORE_BACKWARD, AccumulateGrad, named_parts, receive
+from . import anomaly, batched, chains, fused
+from .node import BEFORE_BACKWARD, AccumulateGrad, receive
 from .saved_hooks import Packed
 
 
@@ -38,13 +37,6 @@ def _sum(a, b):
 
 
 _add = _programs.lazy_jit(_sum)
-_flatten = jax.tree_util.tree_flatten
-_unflatten = jax.tree_util.tree_unflatten
-try:  # the class of a concrete jax array, named without making one (importing torchjax
-    # must not start the XLA backend)
-    from jax._src.array import ArrayImpl as _CONCRETE
-except ImportError:  # moved in a newer jax: no array is shared, each is its own argument
-    _CONCRETE = None
 
 class Ones:
     """The root gradient of backward() on a scalar: ones like `output`, made where it is used
@@ -157,11 +149,11 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
             if _run_fused(nodes, root_slots, parts, root_grads, retain_graph):
                 return
             if BATCHED and _one_off.top_level():
-                batched.run(nodes, root_slots, parts, _topological(parts), root_grads,
+                batched.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
                             retain_graph, Arrays.root)
                 return
             if CHAINS and _one_off.top_level():
-                chains.run(nodes, root_slots, parts, _topological(parts), root_grads,
+                chains.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
                            retain_graph, Arrays)
                 return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
@@ -466,124 +458,5 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     return True
 
 
-def _topological(parts):
-    """A backward order over a structure's node indices: a node runs after all its users."""
-    users = [0] * len(parts)
-    for p in parts:
-        if p is not None:
-            for e in p[2]:
-                if e is not None:
-                    users[e[0]] += 1
-    ready = [i for i, u in enumerate(users) if u == 0]
-    order = []
-    while ready:
-        i = ready.pop()
-        order.append(i)
-        p = parts[i]
-        if p is not None:
-            for e in p[2]:
-                if e is not None:
-                    users[e[0]] -= 1
-                    if users[e[0]] == 0:
-                        ready.append(e[0])
-    return order
-
-
-class _Fused:
-    """The fused backward of one graph structure, called with the nodes' saved tuples.
-
-    Each distinct saved array is ONE argument of its program: the repeated tree net's 31
-    Linear nodes all save the same weight, and its backward took 125 arguments for 64
-    distinct arrays (an argument of an XLA CPU call costs ~2 us here). Which saved leaves are
-    the same array is part of the program's key (`sharing`): a pass whose arrays are shared
-    otherwise gets a program of its own, never a wrong one."""
-
-    __slots__ = ("key", "programs")
-
-    def __init__(self, key):
-        self.key = key
-        self.programs = {}  # sharing -> program
-
-    def prepare(self, saved):
-        """(the program for this sharing of the saved arrays, its distinct arguments)."""
-        leaves, tree = _flatten(saved)
-        args = []
-        at = {}  # id of a concrete array -> its argument (the leaves keep the arrays alive)
-        where = []
-        for a in leaves:
-            if a.__class__ is _CONCRETE:
-                i = at.get(id(a))
-                if i is None:
-                    i = at[id(a)] = len(args)
-                    args.append(a)
-            else:  # a number, a tracer: an argument of its own, as before
-                i = len(args)
-                args.append(a)
-            where.append(i)
-        sharing = (tree, tuple(where))
-        prog = self.programs.get(sharing)
-        if prog is None:
-            if len(self.programs) >= 8:  # (sharing that changes every pass stays bounded)
-                self.programs.clear()
-            prog = self.programs[sharing] = _fused_program(self.key, sharing)
-        return prog, tuple(args)
-
-    def __call__(self, saved, root_grads):
-        prog, args = self.prepare(saved)
-        return prog(args, root_grads)
-
-
 def _compile_fused(key):
-    return _Fused(key)
-
-
-def _fused_program(key, sharing):
-    """One program running the structure's whole backward: (the distinct saved arrays and
-    numbers, the given root gradients) -> the leaves' gradients."""
-    root_slots, implicit, parts = key
-    tree, where = sharing
-    order = _topological(parts)
-    saved_slot = {}  # node index -> position in the `saved` argument (discovery order)
-    leaf_slot = {}   # leaf index -> position in the result
-    for i, p in enumerate(parts):
-        (leaf_slot if p is None else saved_slot)[i] = len(leaf_slot if p is None else saved_slot)
-
-    def fused(args, root_grads):
-        saved = _unflatten(tree, [args[i] for i in where])
-        bufs = [[None] * (1 if p is None else p[1]) for p in parts]
-
-        def add(i, nr, g):
-            prev = bufs[i][nr]
-            bufs[i][nr] = g if prev is None else prev + g
-
-        given = iter(root_grads)
-        for (i, nr), ones in zip(root_slots, implicit):
-            add(i, nr, jnp.ones(*ones) if ones is not None else next(given))
-        out = [None] * len(leaf_slot)
-        for i in order:
-            p = parts[i]
-            cts = bufs[i]
-            if p is None:
-                out[leaf_slot[i]] = cts[0]
-                continue
-            spec, _, edges = p
-            if all(c is None for c in cts):
-                continue
-            grads = spec.pure(saved[saved_slot[i]], tuple(cts))
-            for e_idx, g in zip(spec.edge_of, grads):
-                e = edges[e_idx]
-                if e is not None and g is not None:
-                    add(e[0], e[1], g)
-        return tuple(out)
-
-    return _programs.program(fused, _fused_ident(key, sharing))
-
-
-def _fused_ident(key, sharing):
-    """The program cache's name for a fused backward: its structure, with each node's
-    backward by its own ident (None when one of them has none), and which saved leaves are
-    one argument."""
-    root_slots, implicit, parts = key
-    named = named_parts(parts)
-    return None if named is None else _programs.ident_of(
-        "fused", root_slots, implicit, named, str(sharing[0]), sharing[1])
+    return fused.Fused(key)
