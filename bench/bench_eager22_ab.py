@@ -20,7 +20,7 @@ import torch
 from bench_deferred_ab import interleaved, warm_sides
 from bench_dynamic import ROWS
 
-from torchjax import _deferred
+from torchjax import _deferred, _deferred_backward
 from torchjax._autograd import fused
 
 _ARRAY = fused._CONCRETE
@@ -32,7 +32,12 @@ def _shared(on: bool):
     fused._CONCRETE = _ARRAY if on else None
 
 
-CHANGES = {"shared": _shared}
+def _with_forward(on: bool):
+    # a backward that finds its forward pending runs both as one program (_deferred_backward)
+    _deferred_backward.ON[0] = on
+
+
+CHANGES = {"shared": _shared, "with_forward": _with_forward}
 
 
 def switched(names):

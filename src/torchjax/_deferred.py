@@ -577,3 +577,8 @@ def _outputs(key, ops, ext, flat, live, top=False, graph=False):
     if graph and top and WINDOWS[0] and not short:
         return _windows.run(ops, flat, ext, live)
     return _op_by_op(ops, flat, ext, live)
+
+
+# a backward that finds the thread's forward pending runs both as one program; it registers
+# itself with the engine (imported last: it reads this module)
+from . import _deferred_backward  # noqa: E402, F401

@@ -37,12 +37,13 @@ _INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float3
 
 
 class Ref:
-    """A saved value that is the result of op `i` of a pending sequence."""
+    """A saved value that is the result of op `i` of the pending sequence `seq`."""
 
-    __slots__ = ("i",)
+    __slots__ = ("i", "seq")
 
-    def __init__(self, i):
+    def __init__(self, i, seq):
         self.i = i
+        self.seq = seq
 
 
 # A graph whose structure is new every step finds no program: its sequences run op by op and
@@ -129,7 +130,7 @@ def node_for(prep, hit, dyn, seq, i, aval):
             if needs is None or j in needs:
                 lz = v._lazy
                 if lz is not None:
-                    saved.append(Ref(lz[1]))
+                    saved.append(Ref(lz[1], lz[0]))
                     refs = True
                 else:
                     saved.append(v._data)
@@ -149,7 +150,7 @@ def node_for(prep, hit, dyn, seq, i, aval):
         lz = v._lazy
         versions.append((vc, vc[0], lz[2] if lz is not None else v._data.aval))
     if from_result:
-        saved = (Ref(i),)
+        saved = (Ref(i, seq),)
         refs = True
     node = cls(spec, tuple(saved), tuple(edges), (), 1, has_saved=prep.has_saved)
     node._versions = versions  # completed (result's stamp) and made a tuple by `finish`

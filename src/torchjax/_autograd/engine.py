@@ -39,15 +39,22 @@ def _sum(a, b):
 _add = _programs.lazy_jit(_sum)
 
 class Ones:
-    """The root gradient of backward() on a scalar: ones like `output`, made where it is used
-    (inside the fused program, or next to the output on its device)."""
+    """The root gradient of backward() on a scalar tensor: ones like its array, made where it
+    is used (inside the fused program, or next to the output on its device). Holds the
+    tensor: a pending one (_deferred) is not run to make this, its forward may run inside
+    the backward's program (_deferred_backward.py)."""
 
-    __slots__ = ("output", "key")
+    __slots__ = ("tensor", "key")
 
-    def __init__(self, output):
-        self.output = output
-        av = output.aval
+    def __init__(self, tensor):
+        self.tensor = tensor
+        lz = tensor._lazy
+        av = tensor._data.aval if lz is None else lz[2]
         self.key = (av.shape, av.dtype)
+
+    @property
+    def output(self):
+        return self.tensor._data
 
 # Graph structures seen so far: key -> times seen, or the compiled fused backward.
 _seen: dict = {}
@@ -125,6 +132,9 @@ def _prune(order, targets):
 
 # f(roots) for each backward about to run (the optimizers' head start, optim/_first_step.py)
 GRAPH_HOOKS: list = []
+# f(nodes, root_slots, parts, root_grads) -> whether it ran the backward of a plain graph
+# together with the thread's pending forward (_deferred_backward.run, set on its import)
+WITH_FORWARD: list = [None]
 
 # How many backward passes ran in this process: torchjax.compile tells from it whether a
 # traced step differentiated inside (its results are then not differentiable again).
@@ -139,23 +149,29 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
     RUNS[0] += 1
-    for f in BEFORE_BACKWARD:
-        f()
     for f in GRAPH_HOOKS:
         f(roots)
+    nodes = None
     if targets is None and not anomaly.STATE.enabled:
+        # (the structure of a graph whose saved values are still pending: the walk reads no
+        # value)
         nodes, root_slots, parts = _structure(roots)
-        if nodes is not None:
-            if _run_fused(nodes, root_slots, parts, root_grads, retain_graph):
-                return
-            if BATCHED and _one_off.top_level():
-                batched.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
-                            retain_graph, Arrays.root)
-                return
-            if CHAINS and _one_off.top_level():
-                chains.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
-                           retain_graph, Arrays)
-                return
+        if nodes is not None and not retain_graph and WITH_FORWARD[0] is not None \
+                and WITH_FORWARD[0](nodes, root_slots, parts, root_grads):
+            return
+    for f in BEFORE_BACKWARD:
+        f()
+    if nodes is not None:
+        if _run_fused(nodes, root_slots, parts, root_grads, retain_graph):
+            return
+        if BATCHED and _one_off.top_level():
+            batched.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
+                        retain_graph, Arrays.root)
+            return
+        if CHAINS and _one_off.top_level():
+            chains.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
+                       retain_graph, Arrays)
+            return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
 
