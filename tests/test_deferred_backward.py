@@ -193,3 +193,26 @@ def test_in_place_change_of_a_saved_pending_result_is_caught():
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         step(torchjax, True)
     assert "modified by an inplace operation" in str(ref.value)
+
+
+def test_in_place_change_of_a_saved_input_is_caught():
+    """The weight the pending forward read was changed in place before the backward: the
+    program would still see the old array; PyTorch's version check raises first."""
+    def step(lib, change):
+        w = lib.tensor(W1, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+        loss = (x @ w.t()).tanh().sum()  # the product saves w for x's gradient
+        if change:
+            with lib.no_grad():
+                w.mul_(2)
+        loss.backward()
+        return x.grad.numpy().copy()
+    before = _runs()
+    for _ in range(4):
+        step(torchjax, False)
+    assert _runs() > before
+    with pytest.raises(RuntimeError) as ref:
+        step(torch, True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        step(torchjax, True)
+    assert "modified by an inplace operation" in str(ref.value)
