@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import torchjax
+from torchjax import _deferred_backward
 from torchjax._autograd import engine, fused
 
 RNG = np.random.default_rng(7)
@@ -63,6 +64,10 @@ def compiled(monkeypatch):
 
     monkeypatch.setattr(engine, "_compile_fused", counting)
     monkeypatch.setattr(engine, "_seen", {})  # structures from earlier tests are not reused
+    monkeypatch.setattr(engine, "_counts", {})
+    # (a forward still pending would run with its backward as one program instead, see
+    # test_deferred_backward.py: these tests are about the fused backward itself)
+    monkeypatch.setattr(_deferred_backward, "ON", [False])
     return built
 
 
@@ -222,3 +227,22 @@ def test_fused_program_passes_a_shared_saved_array_once(compiled, monkeypatch):
     # ...run fused from its second pass, with c passed once, then c and d apart
     n = argc[0]
     assert argc == [n, n + 1, n + 1, n]
+
+
+def test_structures_seen_once_keep_no_key(compiled):
+    """A graph whose structure never repeats (a tree net over a new tree per sample) is
+    counted by its key's hash: its key, a tuple per node, is not kept (4096 of them kept
+    ~400k objects alive, which Python's cyclic GC walked over and over), while a repeated
+    structure still fuses at its second sighting."""
+    x = torchjax.tensor(A, requires_grad=True)
+    for n in range(1, 6):  # five structures, each seen once
+        y = x
+        for _ in range(n):
+            y = y.tanh()
+        y.sum().backward()
+    assert not compiled and not engine._seen
+    assert len(engine._counts) == 5 and all(type(k) is int for k in engine._counts)
+    x.grad = None
+    (x * 2).tanh().sum().backward()
+    (x * 2).tanh().sum().backward()  # seen twice: fused
+    assert len(compiled) == 1 and callable(engine._seen[compiled[0]])

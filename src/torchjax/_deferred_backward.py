@@ -145,13 +145,16 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
 
 
 def _seen_enough(key) -> bool:
-    n = _SEEN.get(key, 0) + 1
+    # counted by the key's hash: a key holds the graph's structure, a tuple per node, and
+    # kept for every new graph they cost Python's cyclic GC (see engine._counts)
+    h = hash(key)
+    n = _SEEN.get(h, 0) + 1
     if n < COMPILE_AFTER:
         if len(_SEEN) >= 4 * _MAX:
             _SEEN.clear()
-        _SEEN[key] = n
+        _SEEN[h] = n
         return False
-    _SEEN.pop(key, None)
+    _SEEN.pop(h, None)
     return True
 
 

@@ -56,8 +56,14 @@ class Ones:
     def output(self):
         return self.tensor._data
 
-# Graph structures seen so far: key -> times seen, or the compiled fused backward.
+# Fused graph structures: key -> the fused backward (or its _Compiling).
 _seen: dict = {}
+# Structures seen but not fused yet: hash of the key -> times seen. By hash, not by key: a
+# key holds a tuple per node, and a new tree net's 4096 keys kept ~400k objects alive that
+# Python's cyclic GC walked again and again (tree_new: a full collection took 0.34 s, ~30%
+# of the step's time over a few hundred steps; docs/performance_eager.md). Two structures
+# of one hash only share a count: the earlier fuse compiles the right program.
+_counts: dict = {}
 _FUSE_AFTER = 2        # fuse a structure the second time it is seen
 _FUSE_MAX_NODES = 2000  # larger graphs stay node by node (compile time grows with size)
 _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays flat
@@ -429,19 +435,22 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     if fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level():
         FUSE_FIRST[0] -= 1
         fn = _seen[key] = _compile_fused(key)
-    elif fn is None or fn.__class__ is int:
-        count = (fn or 0) + 1
+    elif fn is None:
+        h = hash(key)
+        count = _counts.get(h, 0) + 1
         if count < _FUSE_AFTER:
-            if len(_seen) >= _SEEN_MAX:
-                _seen.clear()
-            _seen[key] = count
+            if len(_counts) >= _SEEN_MAX:
+                _counts.clear()
+            _counts[h] = count
             return False
+        _counts.pop(h, None)
         # (inside a JAX trace, torchjax.compile's, the fused backward is part of the traced
         # step and its arrays are tracers: nothing to compile apart)
         if BACKGROUND and _one_off.top_level():
             busy = _compiling[0]
             if busy is not None and busy.thread.is_alive():
-                return False  # counted again next time
+                _counts[h] = count - 1  # counted again next time
+                return False
             fn = _compile_fused(key)
             prog, args = fn.prepare(tuple(n._saved for n in nodes
                                           if type(n) is not AccumulateGrad))
