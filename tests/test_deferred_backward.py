@@ -15,14 +15,10 @@ import pytest
 import torch
 
 import torchjax
+from tests.test_deferred_grad import BIAS, EMB, TOKENS, W, _tree
 from torchjax import _deferred, _deferred_backward, _deferred_grad, _result_hooks
 
 RNG = np.random.default_rng(2202)
-D = 8
-EMB = RNG.standard_normal((12, D)).astype(np.float32)
-W = (RNG.standard_normal((D, 2 * D)) * 0.3).astype(np.float32)
-BIAS = (RNG.standard_normal(D) * 0.1).astype(np.float32)
-TOKENS = RNG.integers(0, 12, 6)
 X = RNG.standard_normal((5, 4)).astype(np.float32)
 W1 = RNG.standard_normal((8, 4)).astype(np.float32) * 0.5
 W2 = RNG.standard_normal((1, 8)).astype(np.float32) * 0.5
@@ -48,13 +44,6 @@ def deferred_grad_on(monkeypatch):
 
 def _runs():
     return _deferred_backward.STATS["runs"]
-
-
-def _tree(rng, lo, hi):
-    if hi - lo == 1:
-        return lo
-    cut = rng.randint(lo + 1, hi - 1)
-    return (_tree(rng, lo, cut), _tree(rng, cut, hi))
 
 
 def _train_tree(lib, tree, steps, keep=None):
