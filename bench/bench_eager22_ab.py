@@ -20,7 +20,7 @@ import torch
 from bench_deferred_ab import interleaved, warm_sides
 from bench_dynamic import ROWS
 
-from torchjax import _deferred, _deferred_backward
+from torchjax import _deferred, _deferred_backward, _deferred_split
 from torchjax._autograd import fused
 
 _ARRAY = fused._CONCRETE
@@ -37,7 +37,12 @@ def _with_forward(on: bool):
     _deferred_backward.ON[0] = on
 
 
-CHANGES = {"shared": _shared, "with_forward": _with_forward}
+def _split(on: bool):
+    # split/chunk/unbind recorded into the pending sequence (_deferred_split)
+    _deferred_split.ON[0] = on
+
+
+CHANGES = {"shared": _shared, "with_forward": _with_forward, "split": _split}
 
 
 def switched(names):

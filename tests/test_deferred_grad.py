@@ -20,6 +20,7 @@ from torchjax import (
     _deferred_backward,
     _deferred_grad,
     _deferred_programs,
+    _deferred_split,
     _deferred_windows,
     _result_hooks,
 )
@@ -220,6 +221,9 @@ def test_new_structures_run_by_windows(monkeypatch):
     found = _windows_counted(monkeypatch)
     # (a sequence run by windows counts as a miss for the cool-down: kept from pausing here)
     monkeypatch.setattr(_deferred_grad, "MISS_LIMIT", 10**9)
+    # (deferred, the leaves' split would start each sequence, and windows are cut where the
+    # first op's kind recurs)
+    monkeypatch.setattr(_deferred_split, "ON", [False])
     rng = random.Random(11)
     for _ in range(12):
         tree = _tree(rng, 0, len(TOKENS))

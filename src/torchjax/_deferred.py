@@ -116,7 +116,7 @@ class _Seq:
     """One thread's pending ops, in order."""
 
     __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
-                 "error", "lock", "owner", "graph")
+                 "error", "lock", "owner", "graph", "pieces")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
@@ -135,6 +135,7 @@ class _Seq:
         self.results = []
         self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
         self.graph = False  # whether any op recorded a tape node (_deferred_grad)
+        self.pieces = False  # whether it holds a split's pieces (_deferred_split)
         self.done = False
         self.error = None
         # made by the first reader from another thread (_force_other): a lock per sequence
@@ -414,6 +415,8 @@ def force(t):
     computes that tensor alone from what was recorded up to it (the owner only appends, so
     that prefix is complete), under the sequence's lock, which the owner's run also takes."""
     seq = t.__dict__["_lazy"][0]
+    if seq.__class__ is not _Seq:  # a piece left for its first read (_deferred_split)
+        return seq.get(t)
     if seq.owner == _get_ident():
         if not seq.done:
             _run(seq)
@@ -422,6 +425,9 @@ def force(t):
     if seq.error is not None:
         raise RuntimeError("the deferred sequence that computes this tensor failed") \
             from seq.error
+    lz = t.__dict__.get("_lazy")
+    if lz is not None:  # a piece the run left for its first read: this one
+        return lz[0].get(t)
     return _SLOT.__get__(t)
 
 
@@ -486,6 +492,8 @@ def _run(seq):
         i += 1
     ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
     seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
+    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
+        live = _deferred_split.later(ops, flat, ext, results, live)
     if ops and (_ALONE or len(ops) == 1):  # (_ran_alone has nothing to do otherwise)
         _ran_alone(ops, flat)
     tlive = live
@@ -562,6 +570,7 @@ def _outputs(key, ops, ext, flat, live, top=False, graph=False):
     return _op_by_op(ops, flat, ext, live)
 
 
-# a backward that finds the thread's forward pending runs both as one program; it registers
-# itself with the engine (imported last: it reads this module)
-from . import _deferred_backward  # noqa: E402, F401
+# deferred pieces of split/chunk/unbind, and a backward that finds the thread's forward
+# pending running both as one program (it registers itself with the engine); imported
+# last: they read this module
+from . import _deferred_backward, _deferred_split  # noqa: E402, F401

@@ -28,7 +28,7 @@ import sys
 
 import jax
 
-from . import _deferred, _deferred_programs, _one_off, _programs
+from . import _deferred, _deferred_programs, _deferred_split, _one_off, _programs
 from . import _deferred_grad as _grad
 from ._autograd import engine, fused
 from ._autograd.node import AccumulateGrad
@@ -94,8 +94,10 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         if _refs(t) > 3 and t._lazy is not None:
             live.append(i)
         i += 1
-    live = tuple(live)
     flat = seq.key
+    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
+        live = _deferred_split.later(seq.ops, flat, seq.ext, results, live)
+    live = tuple(live)
     implicit = tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads)
     structure = (root_slots, implicit, parts)
     key = (tuple(flat), live, structure, tree, tuple(where))
