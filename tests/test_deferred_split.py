@@ -9,24 +9,12 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred, _deferred_backward, _deferred_grad, _deferred_split, _result_hooks
+from tests.test_deferred_backward import deferred_grad_on  # noqa: F401 (autouse: deferral on)
+from torchjax import _deferred_split
 
 RNG = np.random.default_rng(2203)
 E = RNG.standard_normal((6, 4)).astype(np.float32)
 W = RNG.standard_normal((4, 8)).astype(np.float32) * 0.5
-
-
-@pytest.fixture(autouse=True)
-def deferral_on(monkeypatch):
-    monkeypatch.setattr(_result_hooks.STATE, "hooks", ())  # (see test_deferred.py)
-    monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
-    was = _deferred.ON[0], _deferred.GRAD[0], _deferred_backward.ON[0]
-    _deferred.ON[0] = _deferred.GRAD[0] = _deferred_backward.ON[0] = True
-    _deferred_grad.reset()
-    yield
-    _deferred.flush()
-    _deferred.ON[0], _deferred.GRAD[0], _deferred_backward.ON[0] = was
-    _deferred_grad.reset()
 
 
 def _pending(t):
