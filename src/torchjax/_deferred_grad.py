@@ -9,7 +9,9 @@ outputs of its program too, and each such node's saved tuple is patched with the
 
 Every backward starts by running the calling thread's pending sequence
 (engine.BEFORE_BACKWARD), so the engine only ever sees arrays; a node's own apply (a user
-calling grad_fn) does the same.
+calling grad_fn) does the same. The exception: a plain graph whose forward is that pending
+sequence, seen before, runs forward and backward as one program (_deferred_backward.py),
+where the Refs become the program's own values.
 
 Only calls the eager path has already recorded once for the same pattern of which inputs
 require grad are deferred (the per-kind data must exist); saved-tensor hooks, anomaly

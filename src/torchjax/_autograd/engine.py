@@ -16,6 +16,8 @@ Four ways to run the same plan:
 - chains (CHAINS, on): a plain graph that is not fused yet runs chain by chain, each run of
   nodes that feed only the next one program keyed on the chain alone (chains.py): a new
   tree's backward makes one call per tree node instead of three.
+Before any of them, a plain graph whose forward is still a pending deferred sequence may run
+with it as one program (WITH_FORWARD: _deferred_backward.py).
 """
 
 from __future__ import annotations
