@@ -28,6 +28,7 @@ import argparse
 import cProfile
 import pstats
 import random
+import time
 
 import jax
 import jax.numpy as jnp
@@ -189,19 +190,19 @@ ROWS = {  # name: (title, step factory over a library, calls per round)
 }
 
 
-def run_row(name, rounds, threads=None):
+def run_row(name, rounds, threads=None, clock="wall"):
     title, make, number = ROWS[name]
     default = torch.get_num_threads()
     if threads is None:
         threads = 1 if name in ONE_THREAD else default
     torch.set_num_threads(threads or default)
     try:
-        _run_row(name, title, make, number, rounds, torch.get_num_threads())
+        _run_row(name, title, make, number, rounds, torch.get_num_threads(), clock)
     finally:
         torch.set_num_threads(default)
 
 
-def _run_row(name, title, make, number, rounds, threads):
+def _run_row(name, title, make, number, rounds, threads, clock="wall"):
     # each row is its own workload, as in a process of its own: grad deferral's cool-down
     # (one per process) left by an earlier row (new trees, the seed MLP's short forwards)
     # would keep the next row's grad ops eager for up to 256 steps (docs/performance_eager.md)
@@ -214,7 +215,13 @@ def _run_row(name, title, make, number, rounds, threads):
         for _ in range(20):
             f()
         settle(f)
-    med, ratio = interleaved(fns, number, rounds)
+    if clock == "thread":
+        # the calling thread's CPU time: steadier than wall time on a loaded machine, but
+        # blind to other threads' work (PyTorch's intra-op pool, XLA's): small-op rows only
+        from bench_deferred_ab import interleaved as interleaved_on
+        med, ratio = interleaved_on(fns, number, rounds, time.thread_time)
+    else:
+        med, ratio = interleaved(fns, number, rounds)
     extra = (f", bare jax.jit {med['jax.jit'] * 1e6:.1f} us" if "jax.jit" in med else "")
     unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
     print(f"| {title} | {med['torch'] * scale:.2f} {unit} ({threads} thr) | "
@@ -260,6 +267,8 @@ def main():
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="PyTorch's intra-op threads for every row (0: its default); by "
                          "default one thread for the transformer row, the default elsewhere")
+    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                    help="wall time, or the calling thread's CPU time (small-op rows)")
     ap.add_argument("--batched", action="store_true",
                     help="first backward of a new graph level-batched (engine.BATCHED)")
     args = ap.parse_args()
@@ -272,7 +281,7 @@ def main():
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), jax {jax.__version__}")
     print("| workload | PyTorch eager | torchjax eager | ratio |\n|---|---|---|---|")
     for name in args.rows.split(","):
-        run_row(name, args.rounds, args.torch_threads)
+        run_row(name, args.rounds, args.torch_threads, args.clock)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ import torch
 import torchjax
 from torchjax import (
     _deferred,
+    _deferred_backward,
     _deferred_grad,
     _deferred_programs,
+    _deferred_split,
     _deferred_windows,
     _result_hooks,
 )
@@ -219,6 +221,9 @@ def test_new_structures_run_by_windows(monkeypatch):
     found = _windows_counted(monkeypatch)
     # (a sequence run by windows counts as a miss for the cool-down: kept from pausing here)
     monkeypatch.setattr(_deferred_grad, "MISS_LIMIT", 10**9)
+    # (deferred, the leaves' split would start each sequence, and windows are cut where the
+    # first op's kind recurs)
+    monkeypatch.setattr(_deferred_split, "ON", [False])
     rng = random.Random(11)
     for _ in range(12):
         tree = _tree(rng, 0, len(TOKENS))
@@ -273,9 +278,12 @@ def test_window_results_read_by_later_windows_and_lists(monkeypatch):
     assert found  # the sequence did run by windows
 
 
-def test_short_forwards_compile_no_program_and_cool_down():
-    """A grad forward shorter than MIN_OPS (a small MLP's) gains nothing from a program:
-    none is compiled for it, it counts towards the cool-down, and it stays PyTorch's."""
+def test_short_forwards_compile_no_program_and_cool_down(monkeypatch):
+    """A grad forward shorter than MIN_OPS (a small MLP's) gains nothing from a program of
+    its own: none is compiled for it, it counts towards the cool-down, and it stays
+    PyTorch's. (Run with its backward as one program, a short forward gains: that path is
+    off here, test_deferred_backward.py has it.)"""
+    monkeypatch.setattr(_deferred_backward, "ON", [False])
     compiled = _deferred_programs.STATS["compiled"]
 
     def step(lib, w):

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 import torchjax
-from torchjax._autograd import engine
+from torchjax import _deferred_backward
+from torchjax._autograd import engine, fused
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((3, 4)).astype(np.float32)
@@ -63,6 +64,10 @@ def compiled(monkeypatch):
 
     monkeypatch.setattr(engine, "_compile_fused", counting)
     monkeypatch.setattr(engine, "_seen", {})  # structures from earlier tests are not reused
+    monkeypatch.setattr(engine, "_counts", {})
+    # (a forward still pending would run with its backward as one program instead, see
+    # test_deferred_backward.py: these tests are about the fused backward itself)
+    monkeypatch.setattr(_deferred_backward, "ON", [False])
     return built
 
 
@@ -185,3 +190,59 @@ def test_compile_cache_key_sees_types_inside_tuples():
     a = _dispatch._fwd_for(prep, ((0,), False, None), None)
     b = _dispatch._fwd_for(prep, ((False,), False, None), None)
     assert a is not b
+
+
+def _two_products(lib, a, b, c, d):
+    # both products save their constant factor for the other input's gradient
+    return (a * c + b * d).sum()
+
+
+def test_fused_program_passes_a_shared_saved_array_once(compiled, monkeypatch):
+    """A saved array that several nodes keep (a Linear's weight) is one argument of the
+    fused program (fused.Fused); when the next pass keeps two arrays there, it gets a
+    program of its own, and both give PyTorch's gradients."""
+    argc = []
+    real = fused.Fused.prepare
+
+    def counting(self, saved):
+        prog, args = real(self, saved)
+        argc.append(len(args))
+        return prog, args
+
+    monkeypatch.setattr(fused.Fused, "prepare", counting)
+    C = RNG.standard_normal((3, 4)).astype(np.float32)
+    D = RNG.standard_normal((3, 4)).astype(np.float32)
+    for shared in (True, True, False, False, True):
+        got = []
+        for lib in (torch, torchjax):
+            a = lib.tensor(A, requires_grad=True)
+            b = lib.tensor(B, requires_grad=True)
+            c = lib.tensor(C)
+            d = c if shared else lib.tensor(D)
+            _two_products(lib, a, b, c, d).backward()
+            got.append((a.grad.numpy(), b.grad.numpy()))
+        for g, e in zip(got[1], got[0]):
+            np.testing.assert_allclose(g, e, rtol=1e-6)
+    assert len(compiled) == 1  # one structure...
+    # ...run fused from its second pass, with c passed once, then c and d apart
+    n = argc[0]
+    assert argc == [n, n + 1, n + 1, n]
+
+
+def test_structures_seen_once_keep_no_key(compiled):
+    """A graph whose structure never repeats (a tree net over a new tree per sample) is
+    counted by its key's hash: its key, a tuple per node, is not kept (4096 of them kept
+    ~400k objects alive, which Python's cyclic GC walked over and over), while a repeated
+    structure still fuses at its second sighting."""
+    x = torchjax.tensor(A, requires_grad=True)
+    for n in range(1, 6):  # five structures, each seen once
+        y = x
+        for _ in range(n):
+            y = y.tanh()
+        y.sum().backward()
+    assert not compiled and not engine._seen
+    assert len(engine._counts) == 5 and all(type(k) is int for k in engine._counts)
+    x.grad = None
+    (x * 2).tanh().sum().backward()
+    (x * 2).tanh().sum().backward()  # seen twice: fused
+    assert len(compiled) == 1 and callable(engine._seen[compiled[0]])

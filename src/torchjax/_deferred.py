@@ -50,8 +50,6 @@ docs/performance_eager.md has the measurements of both.
 
 from __future__ import annotations
 
-import functools
-import itertools
 import os
 import sys
 import threading
@@ -60,11 +58,12 @@ import time
 import jax
 
 from . import _deferred_grad as _grad
+from . import _deferred_kinds as _kinds
 from . import _deferred_programs as _dp
 from . import _deferred_windows as _windows
 from . import _tensor
 from ._autograd import engine, grad_mode
-from ._pure import _SCALARS, _make_pure, _types
+from ._pure import _SCALARS, _types
 from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
@@ -76,6 +75,8 @@ from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
 _source = _dp.source
+_describe, _describe_specs = _kinds.describe, _kinds.describe_specs
+seen_result = _kinds.seen_result  # (dispatch calls it: _deferred.seen_result)
 _op_by_op = _dp.op_by_op
 _programs_for = _dp.program_for
 
@@ -98,13 +99,12 @@ WINDOWS = [False]
 
 _STATE = grad_mode.STATE
 _SLOT = Tensor.__dict__["_data"]
-_TOKENS = itertools.count()
 _PROGRAMS = _dp.PROGRAMS
 # counts for tests and benchmarks: sequence programs made, sequences run op by op
 STATS = _dp.STATS
 _refs = sys.getrefcount
 _get_ident = threading.get_ident
-_wrap = Tensor._wrap
+_wrap = _new_tensor = Tensor._wrap
 
 try:
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -116,7 +116,7 @@ class _Seq:
     """One thread's pending ops, in order."""
 
     __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
-                 "error", "lock", "owner", "graph")
+                 "error", "lock", "owner", "graph", "pieces")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
@@ -135,9 +135,12 @@ class _Seq:
         self.results = []
         self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
         self.graph = False  # whether any op recorded a tape node (_deferred_grad)
+        self.pieces = False  # whether it holds a split's pieces (_deferred_split)
         self.done = False
         self.error = None
-        self.lock = threading.Lock()
+        # made by the first reader from another thread (_force_other): a lock per sequence
+        # cost every no-grad chain ~0.15 us for a case that is rare
+        self.lock = None
         self.finished = False  # set by the owner's run when every result is written
         self.owner = _get_ident()
 
@@ -148,6 +151,7 @@ class _Local(threading.local):
 
 
 _LOCAL = _Local()
+_MAKING = threading.Lock()  # (a sequence's own lock is made under it)
 
 
 def _input(v, seq, ext):
@@ -199,7 +203,8 @@ def record(prep, fast, dyn, stat):
     it as usual; reading a pending argument's `_data` there runs the sequence first).
 
     Called by dispatch before it enters the x64 scope: recording makes no array, except
-    in the rare steps below that enter the scope themselves."""
+    in the rare steps below that enter the scope themselves. (Every deferred op passes here:
+    _input is written out inline, and the grad pattern is counted in the same walk.)"""
     if _TRACE.value is not _EVAL:
         return None
     rg = False
@@ -219,15 +224,30 @@ def record(prep, fast, dyn, stat):
     k0 = len(skey)
     skey.append(None)  # the op's token, known after the lookup
     keys = [stat, _types(stat) if stat else ()]
+    where = seq.where
+    pattern = 0  # per argument: 2 a tensor requiring grad, 1 another tensor, 0 a number
     for v in dyn:
         if isinstance(v, Tensor):
-            got = _input(v, seq, ext)
-            if got is None:
-                break
-            src, av = got
-            skey.append(src)
+            # (as _input)
+            lz = v._lazy
+            if lz is not None:
+                if lz[0] is not seq:
+                    break
+                skey.append(~lz[1])
+                av = lz[2]
+            else:
+                a = v._data
+                if a.__class__ is not _CONCRETE or a._committed:
+                    break
+                i = where.get(id(a))
+                if i is None:
+                    i = where[id(a)] = len(ext)
+                    ext.append(a)
+                skey.append(i)
+                av = a.aval
             keys.append(av.dtype)
             keys.append(av.shape)
+            pattern = pattern * 3 + (2 if v._requires_grad else 1)
         elif v.__class__ in _SCALARS:
             cls = v.__class__
             if (cls, v) in _KEPT:
@@ -246,6 +266,7 @@ def record(prep, fast, dyn, stat):
                 _number(v)
                 ext.append(v)
             keys.append(cls)
+            pattern *= 3
         else:
             break
     else:
@@ -261,18 +282,20 @@ def record(prep, fast, dyn, stat):
             i = len(seq.ops)
             if i == 0 and _ALONE and _alone(meta[0]):
                 aval = None  # (not deferred: see _alone)
-            made = _grad.node_for(prep, hit, dyn, seq, i, aval) if rg and aval is not None \
-                else None
-            if aval is not None and (made is not None or not rg):
-                skey[k0] = meta[0]
-                seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
-                t = _pending_result(seq, i, aval)
-                if made is not None:
-                    _grad.finish(t, *made, seq, aval)
-                    seq.graph = True
-                if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
-                    run(seq)
-                return t
+            if aval is not None:
+                # the pending result (as _pending_result)
+                t = _new_tensor(None)
+                del t._data
+                t._lazy = (seq, i, aval)
+                if not rg or _grad.attach(t, prep, hit, dyn, seq, i, pattern, aval):
+                    skey[k0] = meta[0]
+                    seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
+                    seq.results.append(t)
+                    if rg:
+                        seq.graph = True
+                    if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
+                        run(seq)
+                    return t
     # not deferred: forget what this call added
     _forget(seq, n_ext)
     del skey[k0:]
@@ -333,7 +356,7 @@ def record_list(prep, fast, dyn, stat):
                 seq.ops.append((hit[0], meta[2], k0 + 1, k0 + 2))
                 t = _pending_result(seq, i, aval)
                 if node is not None:
-                    _grad.finish(t, node, False, False, seq, aval)
+                    _grad.give(t, node, aval)
                     seq.graph = True
                 if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
                     run(seq)
@@ -384,51 +407,6 @@ def _number(v):
         _leave(token)
 
 
-def _describe(meta, prep, stat, hit, dyn):
-    """Fill a fast-path entry's deferral data: [token, result aval or None, pure row]."""
-    specs = []
-    for v in dyn:
-        if isinstance(v, Tensor):
-            lz = v._lazy
-            av = lz[2] if lz is not None else v._data.aval
-            specs.append(jax.ShapeDtypeStruct(av.shape, av.dtype, weak_type=av.weak_type))
-        else:
-            specs.append(v)
-    _describe_specs(meta, prep, stat, hit, specs)
-
-
-def seen_result(prep, stat, hit, out):
-    """Fill a new fast-path entry's deferral data from its first (eager) call's result
-    (dispatch calls this once per entry, while deferral is on): the result's shape and dtype
-    then cost no trace. _describe's eval_shape would trace the row again in a process that
-    loaded the entry's program from the program cache (no trace kept): ~0.1-2 ms a kind,
-    ~150 ms over a transformer's first deferred call, and traces in a warm process."""
-    if out.__class__ is _CONCRETE and not hit[3]:
-        av = out.aval
-        hit[3][:] = [next(_TOKENS), jax.core.ShapedArray(av.shape, av.dtype,
-                                                         weak_type=av.weak_type),
-                     _make_pure(prep, stat, hit[1], None)]
-
-
-def _describe_specs(meta, prep, stat, hit, specs):
-    pure = _make_pure(prep, stat, hit[1], None)
-    token = _enter()
-    try:
-        # the entry's compiled call has traced this kind of call already: its eval_shape
-        # reuses that trace (~0.02 ms against ~0.1-2 ms for tracing the row again)
-        shape_of = getattr(hit[0], "eval_shape", None)
-        out = (shape_of or functools.partial(jax.eval_shape, pure))(*specs)
-    except Exception:  # the call fails: it is never deferred, and raises on the usual path
-        out = None
-    finally:
-        _leave(token)
-    if out.__class__ is not jax.ShapeDtypeStruct:
-        out = None
-    else:
-        out = jax.core.ShapedArray(out.shape, out.dtype, weak_type=out.weak_type)
-    meta[:] = [next(_TOKENS), out, pure]
-
-
 def force(t):
     """t's array (Tensor.__getattr__ of `_data`): runs t's sequence if it has not run yet.
 
@@ -437,6 +415,8 @@ def force(t):
     computes that tensor alone from what was recorded up to it (the owner only appends, so
     that prefix is complete), under the sequence's lock, which the owner's run also takes."""
     seq = t.__dict__["_lazy"][0]
+    if seq.__class__ is not _Seq:  # a piece left for its first read (_deferred_split)
+        return seq.get(t)
     if seq.owner == _get_ident():
         if not seq.done:
             _run(seq)
@@ -445,6 +425,9 @@ def force(t):
     if seq.error is not None:
         raise RuntimeError("the deferred sequence that computes this tensor failed") \
             from seq.error
+    lz = t.__dict__.get("_lazy")
+    if lz is not None:  # a piece the run left for its first read: this one
+        return lz[0].get(t)
     return _SLOT.__get__(t)
 
 
@@ -467,7 +450,13 @@ def run(seq):
 
 
 def _force_other(seq, t):
-    with seq.lock:  # one reader from another thread at a time
+    lock = seq.lock
+    if lock is None:
+        with _MAKING:
+            lock = seq.lock
+            if lock is None:
+                lock = seq.lock = threading.Lock()
+    with lock:  # one reader from another thread at a time
         if t._lazy is None:  # computed by another reader
             return
         i = t._lazy[1]
@@ -503,7 +492,9 @@ def _run(seq):
         i += 1
     ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
     seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
-    if ops:
+    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
+        live = _deferred_split.later(ops, flat, ext, results, live)
+    if ops and (_ALONE or len(ops) == 1):  # (_ran_alone has nothing to do otherwise)
         _ran_alone(ops, flat)
     tlive = live
     misses = -1
@@ -537,7 +528,7 @@ def _run(seq):
         raise
     finally:
         if token is not _KEPT_X64:
-            _leave(token)
+            _X64.set_local(token) if top else _leave(token)
     if misses >= 0:
         # (a sequence run by windows counts as a miss too: on a new tree they measured about
         # as fast as the eager ops, so the recording did not pay; docs/performance_eager.md)
@@ -577,3 +568,9 @@ def _outputs(key, ops, ext, flat, live, top=False, graph=False):
     if graph and top and WINDOWS[0] and not short:
         return _windows.run(ops, flat, ext, live)
     return _op_by_op(ops, flat, ext, live)
+
+
+# deferred pieces of split/chunk/unbind, and a backward that finds the thread's forward
+# pending running both as one program (it registers itself with the engine); imported
+# last: they read this module
+from . import _deferred_backward, _deferred_split  # noqa: E402, F401

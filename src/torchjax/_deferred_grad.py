@@ -9,7 +9,9 @@ outputs of its program too, and each such node's saved tuple is patched with the
 
 Every backward starts by running the calling thread's pending sequence
 (engine.BEFORE_BACKWARD), so the engine only ever sees arrays; a node's own apply (a user
-calling grad_fn) does the same.
+calling grad_fn) does the same. The exception: a plain graph whose forward is that pending
+sequence, seen before, runs forward and backward as one program (_deferred_backward.py),
+where the Refs become the program's own values.
 
 Only calls the eager path has already recorded once for the same pattern of which inputs
 require grad are deferred (the per-kind data must exist); saved-tensor hooks, anomaly
@@ -37,12 +39,13 @@ _INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float3
 
 
 class Ref:
-    """A saved value that is the result of op `i` of a pending sequence."""
+    """A saved value that is the result of op `i` of the pending sequence `seq`."""
 
-    __slots__ = ("i",)
+    __slots__ = ("i", "seq")
 
-    def __init__(self, i):
+    def __init__(self, i, seq):
         self.i = i
+        self.seq = seq
 
 
 # A graph whose structure is new every step finds no program: its sequences run op by op and
@@ -98,28 +101,28 @@ def ran(fused, n_ops=MIN_OPS):
             _NEXT_COOL[0] = min(2 * _NEXT_COOL[0], MAX_COOL_STEPS)
 
 
-def node_for(prep, hit, dyn, seq, i, aval):
-    """The node of call i of `seq` (a simple row), or None when it cannot be made without
-    running the call (no per-kind data yet, a node named per call, an inference tensor)."""
+def attach(t, prep, hit, dyn, seq, i, pattern, aval):
+    """Give t, the pending result of call i of `seq` (a simple row), its node, as
+    _record_simple gives an eager result its node; False (t unchanged) when the node cannot
+    be made without running the call (no per-kind data yet, a node named per call, an
+    inference tensor). pattern: per argument 2 a tensor requiring grad, 1 another tensor, 0
+    a number (record counts it)."""
     if prep.plan is None or hit[2] is None:
-        return None
-    pattern = 0
-    for v in dyn:
-        if isinstance(v, Tensor):
-            pattern = pattern * 3 + (2 if v._requires_grad else 1)
-        elif prep.grad_of is not None:
-            return None  # a node named per call may depend on the numbers (_record_simple)
-        else:
-            pattern *= 3
+        return False
     got = hit[2].get(pattern)
     if got is None or got[1] is None:
-        return None
+        return False
     spec, cls, positions, saves_result, from_result = got
+    if prep.grad_of is not None:  # a node named per call may depend on the numbers
+        for v in dyn:
+            if not isinstance(v, Tensor):
+                return False
     needs = prep.needs_pos
     edges = []
     saved = []
     refs = False
-    for j, v in enumerate(dyn):
+    j = 0
+    for v in dyn:
         if isinstance(v, Tensor):
             if v._requires_grad:
                 fn = v._grad_fn
@@ -129,7 +132,7 @@ def node_for(prep, hit, dyn, seq, i, aval):
             if needs is None or j in needs:
                 lz = v._lazy
                 if lz is not None:
-                    saved.append(Ref(lz[1]))
+                    saved.append(Ref(lz[1], seq))
                     refs = True
                 else:
                     saved.append(v._data)
@@ -138,36 +141,30 @@ def node_for(prep, hit, dyn, seq, i, aval):
         else:
             edges.append(None)
             saved.append(v)
+        j += 1
     versions = []
     for j in positions:
         v = dyn[j]
         if v._inference:
-            return None  # the eager path raises PyTorch's error
+            return False  # the eager path raises PyTorch's error
         vc = v._vc
         if vc is None:
             vc = v._vc = [0]
         lz = v._lazy
         versions.append((vc, vc[0], lz[2] if lz is not None else v._data.aval))
     if from_result:
-        saved = (Ref(i),)
+        saved = (Ref(i, seq),)
         refs = True
-    node = cls(spec, tuple(saved), tuple(edges), (), 1, has_saved=prep.has_saved)
-    node._versions = versions  # completed (result's stamp) and made a tuple by `finish`
-    return node, saves_result, refs
-
-
-def finish(t, node, saves_result, refs, seq, aval):
-    """Give the pending result its node (as _record_simple does for an eager result)."""
-    versions = node._versions
-    if aval.dtype in _INEXACT:
-        t._requires_grad = True
-        t._grad_fn = node
     if saves_result:
         vc = t._vc = [0]
         versions.append((vc, 0, aval))
-    node._versions = tuple(versions)
+    node = cls(spec, tuple(saved), tuple(edges), tuple(versions), 1, prep.has_saved)
+    if aval.dtype in _INEXACT:
+        t._requires_grad = True
+        t._grad_fn = node
     if refs:
         seq.nodes.append(node)
+    return True
 
 
 def list_node(prep, hit, tensors):
@@ -179,6 +176,13 @@ def list_node(prep, hit, tensors):
     if spec is None:
         return None
     return prep.node_cls(spec, ((None,) * len(edges),), tuple(edges), (), 1, has_saved=False)
+
+
+def give(t, node, aval):
+    """The pending result t gets its node (a list row's: nothing saved, no stamps)."""
+    if aval.dtype in _INEXACT:
+        t._requires_grad = True
+        t._grad_fn = node
 
 
 def needed(nodes):

@@ -28,6 +28,7 @@ import numpy as np
 from . import (
     _autocast,
     _deferred,
+    _deferred_split,
     _device_dtypes,
     _dtypes,
     _linearize,
@@ -93,7 +94,7 @@ class _Prepared:
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "plan",
                  "has_saved", "out_cls", "promote_kinds", "result_grad", "check", "grad_of",
                  "saves_of", "plans", "fast", "recorded", "list_fast",
-                 "list_plain")
+                 "list_plain", "pieces")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -145,6 +146,8 @@ class _Prepared:
         self.list_plain = (self.list_fast and self.needs_pos == frozenset() and not
                            self.has_saved and self.node_cls is not None
                            and self.result_grad is None)
+        # split, chunk, unbind: their pieces may be deferred (_deferred_split.py)
+        self.pieces = _deferred_split.eligible(self)
 
     def _plan(self, saves):
         return _saves.plan(saves, self.op, self.names, tuple(k == _S for k in self.kinds))
@@ -400,6 +403,11 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
                 prep, prep.fast, dyn, stat)
             if res is not None:
                 return res
+    elif prep.pieces and _DEFER[0] and CAPTURE is None and not _AUTOCAST.on \
+            and not _RESULT_HOOKS.hooks and not (_DEFER_COOL[0] and _STATE.grad_enabled):
+        res = _deferred_split.record(prep, dyn, stat)
+        if res is not None:
+            return res
     # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a
     # wrapper would add a frame to the stack its warnings point into
     x64 = _KEPT if _X64.value else _X64.swap_local(True) if _TRACE.value is _EVAL else _allow()

@@ -16,6 +16,8 @@ Four ways to run the same plan:
 - chains (CHAINS, on): a plain graph that is not fused yet runs chain by chain, each run of
   nodes that feed only the next one program keyed on the chain alone (chains.py): a new
   tree's backward makes one call per tree node instead of three.
+Before any of them, a plain graph whose forward is still a pending deferred sequence may run
+with it as one program (WITH_FORWARD: _deferred_backward.py).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ import numpy as np
 
 from .. import _one_off, _programs
 from .._linearize import Linearized
-from . import anomaly, batched, chains
-from .node import BEFORE_BACKWARD, AccumulateGrad, named_parts, receive
+from . import anomaly, batched, chains, fused
+from .node import BEFORE_BACKWARD, AccumulateGrad, receive
 from .saved_hooks import Packed
 
 
@@ -39,18 +41,31 @@ def _sum(a, b):
 _add = _programs.lazy_jit(_sum)
 
 class Ones:
-    """The root gradient of backward() on a scalar: ones like `output`, made where it is used
-    (inside the fused program, or next to the output on its device)."""
+    """The root gradient of backward() on a scalar tensor: ones like its array, made where it
+    is used (inside the fused program, or next to the output on its device). Holds the
+    tensor: a pending one (_deferred) is not run to make this, its forward may run inside
+    the backward's program (_deferred_backward.py)."""
 
-    __slots__ = ("output", "key")
+    __slots__ = ("tensor", "key")
 
-    def __init__(self, output):
-        self.output = output
-        av = output.aval
+    def __init__(self, tensor):
+        self.tensor = tensor
+        lz = tensor._lazy
+        av = tensor._data.aval if lz is None else lz[2]
         self.key = (av.shape, av.dtype)
 
-# Graph structures seen so far: key -> times seen, or the compiled fused backward.
+    @property
+    def output(self):
+        return self.tensor._data
+
+# Fused graph structures: key -> the fused backward (or its _Compiling).
 _seen: dict = {}
+# Structures seen but not fused yet: hash of the key -> times seen. By hash, not by key: a
+# key holds a tuple per node, and a new tree net's 4096 keys kept ~400k objects alive that
+# Python's cyclic GC walked again and again (tree_new: a full collection took 0.34 s, ~30%
+# of the step's time over a few hundred steps; docs/performance_eager.md). Two structures
+# of one hash only share a count: the earlier fuse compiles the right program.
+_counts: dict = {}
 _FUSE_AFTER = 2        # fuse a structure the second time it is seen
 _FUSE_MAX_NODES = 2000  # larger graphs stay node by node (compile time grows with size)
 _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays flat
@@ -125,6 +140,9 @@ def _prune(order, targets):
 
 # f(roots) for each backward about to run (the optimizers' head start, optim/_first_step.py)
 GRAPH_HOOKS: list = []
+# f(nodes, root_slots, parts, root_grads) -> whether it ran the backward of a plain graph
+# together with the thread's pending forward (_deferred_backward.run, set on its import)
+WITH_FORWARD: list = [None]
 
 # How many backward passes ran in this process: torchjax.compile tells from it whether a
 # traced step differentiated inside (its results are then not differentiable again).
@@ -139,23 +157,29 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     gradient and nothing else is accumulated; used by autograd.grad and backward(inputs=...).
     """
     RUNS[0] += 1
-    for f in BEFORE_BACKWARD:
-        f()
     for f in GRAPH_HOOKS:
         f(roots)
+    nodes = None
     if targets is None and not anomaly.STATE.enabled:
+        # (the structure of a graph whose saved values are still pending: the walk reads no
+        # value)
         nodes, root_slots, parts = _structure(roots)
-        if nodes is not None:
-            if _run_fused(nodes, root_slots, parts, root_grads, retain_graph):
-                return
-            if BATCHED and _one_off.top_level():
-                batched.run(nodes, root_slots, parts, _topological(parts), root_grads,
-                            retain_graph, Arrays.root)
-                return
-            if CHAINS and _one_off.top_level():
-                chains.run(nodes, root_slots, parts, _topological(parts), root_grads,
-                           retain_graph, Arrays)
-                return
+        if nodes is not None and not retain_graph and WITH_FORWARD[0] is not None \
+                and WITH_FORWARD[0](nodes, root_slots, parts, root_grads):
+            return
+    for f in BEFORE_BACKWARD:
+        f()
+    if nodes is not None:
+        if _run_fused(nodes, root_slots, parts, root_grads, retain_graph):
+            return
+        if BATCHED and _one_off.top_level():
+            batched.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
+                        retain_graph, Arrays.root)
+            return
+        if CHAINS and _one_off.top_level():
+            chains.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
+                       retain_graph, Arrays)
+            return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
 
@@ -413,25 +437,29 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     if fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level():
         FUSE_FIRST[0] -= 1
         fn = _seen[key] = _compile_fused(key)
-    elif fn is None or fn.__class__ is int:
-        count = (fn or 0) + 1
+    elif fn is None:
+        h = hash(key)
+        count = _counts.get(h, 0) + 1
         if count < _FUSE_AFTER:
-            if len(_seen) >= _SEEN_MAX:
-                _seen.clear()
-            _seen[key] = count
+            if len(_counts) >= _SEEN_MAX:
+                _counts.clear()
+            _counts[h] = count
             return False
+        _counts.pop(h, None)
         # (inside a JAX trace, torchjax.compile's, the fused backward is part of the traced
         # step and its arrays are tracers: nothing to compile apart)
         if BACKGROUND and _one_off.top_level():
             busy = _compiling[0]
             if busy is not None and busy.thread.is_alive():
-                return False  # counted again next time
+                _counts[h] = count - 1  # counted again next time
+                return False
             fn = _compile_fused(key)
-            saved = tuple(n._saved for n in nodes if type(n) is not AccumulateGrad)
+            prog, args = fn.prepare(tuple(n._saved for n in nodes
+                                          if type(n) is not AccumulateGrad))
             # (traced and lowered here, or found in the program cache and loaded at the
             # next call; only XLA's compile goes to the thread)
             _seen[key] = _compiling[0] = _Compiling(
-                fn, _programs.compile_ahead(fn, (saved, given)))
+                fn, _programs.compile_ahead(prog, (args, given)))
             return False
         fn = _seen[key] = _compile_fused(key)
     elif fn.__class__ is _Compiling:
@@ -457,70 +485,5 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     return True
 
 
-def _topological(parts):
-    """A backward order over a structure's node indices: a node runs after all its users."""
-    users = [0] * len(parts)
-    for p in parts:
-        if p is not None:
-            for e in p[2]:
-                if e is not None:
-                    users[e[0]] += 1
-    ready = [i for i, u in enumerate(users) if u == 0]
-    order = []
-    while ready:
-        i = ready.pop()
-        order.append(i)
-        p = parts[i]
-        if p is not None:
-            for e in p[2]:
-                if e is not None:
-                    users[e[0]] -= 1
-                    if users[e[0]] == 0:
-                        ready.append(e[0])
-    return order
-
-
 def _compile_fused(key):
-    root_slots, implicit, parts = key
-    order = _topological(parts)
-    saved_slot = {}  # node index -> position in the `saved` argument (discovery order)
-    leaf_slot = {}   # leaf index -> position in the result
-    for i, p in enumerate(parts):
-        (leaf_slot if p is None else saved_slot)[i] = len(leaf_slot if p is None else saved_slot)
-
-    def fused(saved, root_grads):
-        bufs = [[None] * (1 if p is None else p[1]) for p in parts]
-
-        def add(i, nr, g):
-            prev = bufs[i][nr]
-            bufs[i][nr] = g if prev is None else prev + g
-
-        given = iter(root_grads)
-        for (i, nr), ones in zip(root_slots, implicit):
-            add(i, nr, jnp.ones(*ones) if ones is not None else next(given))
-        out = [None] * len(leaf_slot)
-        for i in order:
-            p = parts[i]
-            cts = bufs[i]
-            if p is None:
-                out[leaf_slot[i]] = cts[0]
-                continue
-            spec, _, edges = p
-            if all(c is None for c in cts):
-                continue
-            grads = spec.pure(saved[saved_slot[i]], tuple(cts))
-            for e_idx, g in zip(spec.edge_of, grads):
-                e = edges[e_idx]
-                if e is not None and g is not None:
-                    add(e[0], e[1], g)
-        return tuple(out)
-
-    return _programs.program(fused, _fused_ident(key))
-
-
-def _fused_ident(key):
-    """The program cache's name for a fused backward: its structure, with each node's
-    backward by its own ident (None when one of them has none)."""
-    root_slots, implicit, parts = key
-    named = named_parts(parts)
-    return None if named is None else _programs.ident_of("fused", root_slots, implicit, named)
+    return fused.Fused(key)

@@ -49,9 +49,10 @@ def _roots_and_grads(tensors, grad_tensors, create_graph):
             raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                                "grad_fn")
         if g is None:
-            if t._data.size != 1:
+            # (the aval of a pending result: its forward may run inside the backward's program)
+            if (t._data if t._lazy is None else t._lazy[2]).size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = Ones(t._data)
+            g = Ones(t)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradient must be a Tensor, not {type(g).__name__}")
