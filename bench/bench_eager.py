@@ -48,8 +48,17 @@ def interleaved(fns: dict, number: int, rounds: int) -> tuple[dict, dict]:
     """Median seconds per call of each function, and the median per-round ratio of each to the
     first one. Rounds alternate between the functions, so machine noise (this is a shared
     2-core VM) hits all of them alike and the ratios stay stable."""
+    # warm-up: torchjax's host tier evaluates a program's first calls with NumPy and compiles
+    # the signatures that repeat on a worker thread; enough calls to make each step's
+    # programs hot, then their compiles finished, so that the rounds time the compiled steady
+    # state (the time to get there is bench_startup's subject)
+    warm = 3 + getattr(getattr(torchjax, "_host_tier", None), "HOT", 0)
     for f in fns.values():
-        for _ in range(3):
+        for _ in range(warm):
+            f()
+    _settle()
+    for f in fns.values():
+        for _ in range(2):
             f()
     times = {k: [] for k in fns}
     for _ in range(rounds):
@@ -62,6 +71,19 @@ def interleaved(fns: dict, number: int, rounds: int) -> tuple[dict, dict]:
     ratios = {k: statistics.median(a / b for a, b in zip(v, times[base]))
               for k, v in times.items()}
     return {k: statistics.median(v) for k, v in times.items()}, ratios
+
+
+def _settle():
+    """Until torchjax's background compiles (host tier, deferred sequences, fused
+    backward) are done."""
+    for mod, fn in (("_program_soon", "wait_all"), ("_deferred_programs", "wait")):
+        m = getattr(torchjax, mod, None)
+        if m is not None and hasattr(m, fn):
+            getattr(m, fn)()
+    engine = getattr(getattr(torchjax, "_autograd", None), "engine", None)
+    pending = getattr(engine, "_compiling", [None])[0]
+    if pending is not None:
+        pending.thread.join()
 
 
 def block(x):
