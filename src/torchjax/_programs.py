@@ -392,7 +392,10 @@ class _Program:
         a new entry, with this executable's fast path."""
         d = self.dispatcher() if self.dispatcher is not None else None
         if d is not None:
-            d.clear_cache()
+            # (the C++ table alone: jax.jit's clear_cache also empties JAX's trace cache of
+            # every function, so the next traces made new jaxpr objects and whatever keys
+            # on them (checkpoint's compiled backward) compiled again)
+            d._clear_cache()
 
     def _key_of(self, sig):
         if _get_store() is None:

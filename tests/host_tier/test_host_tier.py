@@ -254,3 +254,24 @@ def test_compiled_signature_takes_the_fast_path(tier, monkeypatch):
         out = prog(arr)
     assert misses == []
     np.testing.assert_allclose(np.asarray(out), x * 2 + 1)
+
+
+def test_leaving_the_slow_path_keeps_jax_trace_caches(tier, monkeypatch):
+    # jax.jit's clear_cache also empties JAX's trace cache of the function: the next trace
+    # (inside another, as checkpoint's recompute traces the ops) made a new jaxpr object,
+    # and checkpoint's compiled backward, keyed on it, compiled again (test_checkpoint, cold)
+    import jax
+    monkeypatch.setattr(tier, "HOT", 2)
+    prog = _programs.program(_double_plus_one, _programs.ident_of("test", "keep-trace-caches"))
+    x = np.ones(3, np.float32) + np.float32(np.random.rand())
+
+    def nested():
+        return jax.make_jaxpr(lambda a: prog(a))(x).eqns[0].params["jaxpr"]
+    before = nested()
+    arr = jax.numpy.asarray(x)
+    for _ in range(3):
+        prog(arr)
+    _program_soon.wait_all()
+    for _ in range(2):
+        prog(arr)  # (the first compiled call leaves the slow path)
+    assert nested() is before
