@@ -80,7 +80,10 @@ def _train_tree(lib, tree, steps, keep=None):
 def _same(got, ref):
     for g_row, r_row in zip(got, ref):
         for g, r in zip(g_row, r_row):
-            np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-6)
+            # (float32 over several training steps: a pre-activation near 0 keeps only the
+            # round-off of its terms, ~1e-6 absolute, which differs between XLA's fused
+            # programs and NumPy's host-tier evaluation of a step)
+            np.testing.assert_allclose(g, r, rtol=2e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("seed", [0, 3])
