@@ -36,6 +36,7 @@ import numpy as np
 from . import _numpy_eval, _numpy_plan, _x64
 
 ON = [os.environ.get("TORCHJAX_HOST_TIER", "1").strip().lower() not in ("0", "false", "off", "")]
+# a signature is compiled (on the worker thread) at its HOT-th call...
 HOT = int(os.environ.get("TORCHJAX_HOST_TIER_HOT", "4"))
 # ...or once its NumPy evaluations have cost about what compiling it would (a small
 # program's XLA compile here: 20-100 ms), whichever comes first
@@ -43,9 +44,6 @@ BUDGET = 0.05
 # a signature being compiled waits for its executable rather than evaluate again when its
 # last evaluation took this long
 WAIT = 0.25
-# ...and the most arithmetic (matrix products and convolutions, 2 x multiply-adds): ~0.1-0.2 s
-# of one BLAS thread; a bigger product is faster compiled and run on XLA's threads
-MAX_FLOPS = 4e9
 # a deferred op sequence (_deferred_programs) whose ops the host tier evaluates gets its
 # program when seen this many times (its ops' own programs are then seldom needed)
 SEQUENCE_AFTER = int(os.environ.get("TORCHJAX_HOST_TIER_SEQUENCES", "4"))
@@ -55,10 +53,16 @@ MAX_ENTRIES = 512
 # the largest evaluation done with NumPy (elements over all inputs): beyond it the compile is
 # the smaller cost, and NumPy's convolutions and reductions of big arrays are slow
 MAX_ELEMENTS = 1 << 24
+# ...and the most arithmetic (matrix products and convolutions, 2 x multiply-adds): ~0.1-0.2 s
+# of one BLAS thread; a bigger product is faster compiled and run on XLA's threads
+MAX_FLOPS = 4e9
 NO = object()  # a signature the host tier does not take
 _EXACT_KINDS = "biuc"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# random draws keep XLA's bits (a seed's values are the same at every call), and what needs
+# a runtime or other devices stays compiled
 _STOP = frozenset({"random_bits", "random_seed", "random_wrap", "random_unwrap",
+                   "random_fold_in", "random_split",
                    "threefry2x32", "rng_bit_generator", "rng_uniform", "pure_callback",
                    "io_callback", "debug_callback", "custom_call", "infeed", "outfeed",
                    "psum", "all_gather", "all_to_all", "ppermute", "reduce_scatter",
