@@ -153,14 +153,14 @@ def loaded_by_jax() -> bool:
     return hit
 
 
-def log_host_tier(jaxpr, secs: float) -> None:
+def log_host_tier(in_avals, secs: float) -> None:
     """TORCHJAX_LOGS=compiles: a program's new signature taken by the host tier (evaluated
     with NumPy, not compiled), with what made it and where, as a compile's line says."""
     if not _logs.enabled("compiles"):
         return
     what, where = _origin()
-    shapes = ", ".join(a.str_short() for a in jaxpr.in_avals[:8])
-    more = f", ... {len(jaxpr.in_avals)} arguments" if len(jaxpr.in_avals) > 8 else ""
+    shapes = ", ".join(a.str_short() for a in in_avals[:8])
+    more = f", ... {len(in_avals)} arguments" if len(in_avals) > 8 else ""
     _logs.log("compiles", "%s(%s%s) evaluated with NumPy by the host tier (trace %s)%s",
               f"{what}: " if what else "", shapes, more, _ms(secs),
               f" at {where}" if where else "")

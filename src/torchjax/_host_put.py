@@ -39,20 +39,25 @@ def put(arr):
     if (_transfer is not None and arr.__class__ is np.ndarray
             and _canonical(arr.dtype) == arr.dtype and _single_process()):
         try:
-            dev = _default_device()
-            sharding = _SHARDINGS.get(dev)
-            if sharding is None:
-                sharding = _SHARDINGS[dev] = _Single(dev)
             key = (arr.shape, arr.dtype)
             aval = _AVALS.get(key)
             if aval is None:
                 if len(_AVALS) >= 4096:
                     _AVALS.clear()
                 aval = _AVALS[key] = _abstract(arr)
-            return _transfer(aval, sharding, [arr], [dev], False)
+            return transfer(arr, aval, _default_device(), False)
         except Exception:  # noqa: BLE001  (whatever JAX's internals say: its public path)
             pass
     return jax.device_put(arr)
+
+
+def transfer(arr, aval, device, committed: bool):
+    """A C-contiguous NumPy array of type `aval` onto `device` by JAX's transfer call
+    (committed or not, as jax.device_put would make it); only where `_transfer` exists."""
+    sharding = _SHARDINGS.get(device)
+    if sharding is None:
+        sharding = _SHARDINGS[device] = _Single(device)
+    return _transfer(aval, sharding, [arr], [device], committed)
 
 
 def _single_process() -> bool:

@@ -74,14 +74,14 @@ def _plain_dtype(dtype) -> bool:
 
 
 class Entry:
-    """What the host tier keeps per (program, signature): its jaxpr and how often it ran."""
+    """What the host tier keeps per (program, signature): its jaxpr's plan (_numpy_plan) and
+    how often and how long it ran."""
 
-    __slots__ = ("jaxpr", "consts", "out_tree", "avals", "calls", "device", "committed",
-                 "spent", "last", "blas", "plan")
+    __slots__ = ("in_avals", "out_tree", "avals", "calls", "device", "committed", "spent",
+                 "last", "blas", "plan")
 
     def __init__(self, jaxpr, consts, out_tree, avals, device, committed, flops):
-        self.jaxpr = jaxpr
-        self.consts = consts
+        self.in_avals = jaxpr.in_avals  # (for TORCHJAX_LOGS=compiles)
         self.out_tree = out_tree
         self.avals = avals
         self.device = device
@@ -127,7 +127,8 @@ def eligible_args(leaves):
 
 def entry_for(jitted, args, leaves):
     """A new Entry for this call, or _NO when the host tier does not take it."""
-    placed = eligible_args(leaves)
+    from ._host_put import _transfer
+    placed = None if _transfer is None else eligible_args(leaves)
     if placed is None:
         return NO
     try:
@@ -170,11 +171,8 @@ def _flops(jaxpr, times=1) -> float:
             w = eqn.invars[1].aval.shape  # (its input features and window: all but one dim)
             total += 2.0 * math.prod(eqn.outvars[0].aval.shape) * math.prod(w) / max(
                 w[eqn.params["dimension_numbers"].rhs_spec[0]], 1)
-        for p in eqn.params.values():
-            for j in p if isinstance(p, (tuple, list)) else (p,):
-                inner = j if hasattr(j, "eqns") else getattr(j, "jaxpr", None)
-                if inner is not None and hasattr(inner, "eqns"):
-                    total += _flops(inner, eqn.params.get("length", 1))
+        for inner in _numpy_eval.inner_jaxprs(eqn):  # (covers let only these through)
+            total += _flops(inner, eqn.params.get("length", 1))
     return total * times
 
 
@@ -195,7 +193,7 @@ def run(entry, leaves):
     """The outputs of `entry`'s program for these argument leaves, as device arrays."""
     import jax
 
-    from ._host_put import _SHARDINGS, _Single, _transfer
+    from ._host_put import transfer
     start = time.perf_counter()
     args = [np.asarray(x) for x in leaves]
     # one BLAS thread: the other core is compiling (the hot programs, the fused backward),
@@ -211,10 +209,6 @@ def run(entry, leaves):
     finally:
         for lib, n in zip(libs, threads):
             lib.set_num_threads(n)
-    dev = entry.device
-    sharding = _SHARDINGS.get(dev)
-    if sharding is None:
-        sharding = _SHARDINGS[dev] = _Single(dev)
     arrays = []
     # (in torchjax's x64 scope: outside it JAX's transfer would make a float64 array's
     # buffer float32 under its float64 type, as a program that runs outside the scope on
@@ -227,7 +221,7 @@ def run(entry, leaves):
                 o = o.copy()         # as XLA's outputs are (the argument may be donated)
             if o.shape != aval.shape:  # (a rule's mistake: the caller compiles the program)
                 raise ValueError(f"host tier: shape {o.shape}, expected {aval.shape}")
-            arrays.append(_transfer(aval, sharding, [o], [dev], entry.committed))
+            arrays.append(transfer(o, aval, entry.device, entry.committed))
     finally:
         _x64.leave(token)
     entry.last = time.perf_counter() - start
@@ -263,7 +257,7 @@ def call(prog, args, sig, compiled):
             start = time.perf_counter()
             entry = entry_for(prog.jit, args, _leaves(args))
             if entry is not NO:
-                _compile_stats.log_host_tier(entry.jaxpr, time.perf_counter() - start)
+                _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
         if len(prog.host) >= MAX_ENTRIES:  # (ever-new shapes: stay bounded)
             prog.host.clear()
         prog.host[sig] = entry

@@ -520,21 +520,28 @@ def covers(jaxpr, stop=frozenset()) -> bool:
     return uncovered(jaxpr, stop) is None
 
 
+def inner_jaxprs(eqn) -> list:
+    """The open jaxprs a call or control-flow equation evaluates (none for the others)."""
+    name = eqn.primitive.name
+    if name in _CALLS:
+        inner = [eqn.params[_CALLS[name]]]
+    elif name in _CONTROL:
+        inner = list(eqn.params.get("branches", ()))
+        inner += [eqn.params[p] for p in ("cond_jaxpr", "body_jaxpr", "jaxpr")
+                  if p in eqn.params]
+    else:
+        return []
+    return [getattr(j, "jaxpr", j) for j in inner]
+
+
 def uncovered(jaxpr, stop=frozenset()) -> str | None:
     """Why `covers` says no (the first primitive in the way), or None."""
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if name in stop:
             return name
-        if name in _CALLS:
-            inner = eqn.params[_CALLS[name]]
-            why = uncovered(getattr(inner, "jaxpr", inner), stop)
-        elif name in _CONTROL:
-            inner = list(eqn.params.get("branches", ()))
-            inner += [eqn.params[p] for p in ("cond_jaxpr", "body_jaxpr", "jaxpr")
-                      if p in eqn.params]
-            why = next((w for j in inner if (w := uncovered(getattr(j, "jaxpr", j), stop))),
-                       None)
+        if name in _CALLS or name in _CONTROL:
+            why = next((w for j in inner_jaxprs(eqn) if (w := uncovered(j, stop))), None)
         elif name not in _RULES:
             why = name
         elif name in _INDEXED and math.prod(eqn.invars[1].aval.shape[:-1]) > _MAX_INDEXED:
