@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tests.test_compile_cache import _env
-from torchjax import _program_runtime, _programs
+from torchjax import _program_env, _program_runtime, _programs
 
 SCRIPT = r"""
 import json
@@ -113,9 +113,9 @@ def test_the_key_follows_the_versions(monkeypatch):
                          (torchjax.version, "__version__")):
         with monkeypatch.context() as m:
             m.setattr(module, name, "0.0.0-other")
-            m.setattr(_programs, "_source_fingerprint", None)  # recomputed with the version
+            m.setattr(_program_env, "_source_fingerprint", None)  # recomputed with the version
             assert _programs._key("op:tanh", sig) != base, module.__name__
-    monkeypatch.setattr(_programs, "_source_fingerprint", None)
+    monkeypatch.setattr(_program_env, "_source_fingerprint", None)
     assert _programs._key("op:tanh", sig) == base
     # and the compile options: the suite's unoptimised executables never reach a user
     optimised = not jax.config.read("jax_disable_most_optimizations")

@@ -177,16 +177,18 @@ def count_program_miss() -> None:
         _stats.cache_misses += 1
 
 
-def count_loaded(secs: float) -> None:
+def count_loaded(secs: float, ahead: bool = False) -> None:
     """A program loaded from torchjax's own program cache (_programs.py): nothing was traced,
-    lowered or compiled for it."""
+    lowered or compiled for it (`ahead`: loaded by _program_prefetch's thread, counted when
+    taken)."""
     with _lock:
         _stats.cache_hits += 1
         _stats.cache_load_seconds += secs
     if _logs.enabled("compiles"):
         what, where = _origin()
-        _logs.log("compiles", "%sloaded from the program cache in %s%s",
-                  f"{what}: " if what else "", _ms(secs), f" at {where}" if where else "")
+        _logs.log("compiles", "%sloaded from the program cache in %s%s%s",
+                  f"{what}: " if what else "", _ms(secs), " (ahead, on another thread)"
+                  if ahead else "", f" at {where}" if where else "")
 
 
 def _ms(secs: float) -> str:
@@ -232,8 +234,9 @@ def _log_compile(name: str, secs: float, hit: bool) -> None:
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _GENERATED = "<torchjax op "
 # bookkeeping frames, never what made a program
-_NOT_ORIGINS = (__file__, os.path.join(_PKG, "_programs.py"),
-                os.path.join(_PKG, "_host_tier.py"))
+_NOT_ORIGINS = tuple(os.path.join(_PKG, f) for f in (
+    "_compile_stats.py", "_programs.py", "_host_tier.py", "_program_entries.py",
+    "_program_prefetch.py"))
 _LIBRARIES = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
                     if k in ("stdlib", "platstdlib", "purelib", "platlib")})
 

@@ -50,6 +50,8 @@ from . import (
     _meta,
     _mlir_context,
     _program_entries,
+    _program_env,
+    _program_prefetch,
 )
 
 # how a program is named, split out (callers use _programs.describe, ident_of, Uncacheable)
@@ -122,89 +124,9 @@ def ident_of(*parts) -> str | None:
         return None
 
 
-# -- the environment a program depends on ----------------------------------------------------
-
-_source_fingerprint: str | None = None
-
-
-def _sources() -> str:
-    """torchjax's own source files (path, size, modification time): an edited op in a
-    development tree is a different program."""
-    global _source_fingerprint
-    if _source_fingerprint is None:
-        root = os.path.dirname(os.path.abspath(__file__))
-        h = hashlib.blake2b(digest_size=16)
-        for d, dirs, files in os.walk(root):
-            dirs.sort()
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    p = os.path.join(d, name)
-                    try:
-                        st = os.stat(p)
-                    except OSError:
-                        continue
-                    h.update(f"{os.path.relpath(p, root)}:{st.st_size}:{st.st_mtime_ns}\n"
-                             .encode())
-        from .version import __version__
-        _source_fingerprint = f"{__version__}:{h.hexdigest()}"
-    return _source_fingerprint
-
-
-_COMPILE_OPTIONS = ("jax_disable_most_optimizations", "jax_exec_time_optimization_effort",
-                    "jax_memory_fitting_effort", "jax_optimization_level",
-                    "jax_memory_fitting_level", "jax_default_prng_impl",
-                    "jax_use_shardy_partitioner", "jax_threefry_partitionable")
-
-
-def _option(name: str):
-    """A JAX option's value. Most are attributes of jax.config; a few are flags only
-    `config.read` returns (jax_disable_most_optimizations: read as an attribute it was missing,
-    so the test suite's unoptimised executables were keyed as a user's and could be loaded by
-    them). An option this JAX does not have is "absent"."""
-    try:
-        return getattr(jax.config, name)
-    except AttributeError:
-        pass
-    try:
-        return jax.config.read(name)
-    except Exception:  # noqa: BLE001  (AttributeError/KeyError: no such option)
-        return "absent"
-
-
 def _environment() -> str:
-    """What tracing and compiling read besides the arguments (at each new program: cheap
-    next to a compile). JAX's trace context holds x64, matmul precision, dtype promotion and
-    the rest of what jax.jit keys its own cache by; an entry of it without a plain repr (an
-    object shown by address) makes the program uncacheable."""
-    ctx = []
-    for v in _config.trace_context():
-        r = repr(v)
-        if " at 0x" in r:
-            if type(v).__name__ == "AxisEnv":  # empty at top level (trace_state_clean)
-                continue
-            raise Uncacheable("trace context")
-        ctx.append(r)
-    opts = [f"{n}={_option(n)!r}" for n in _COMPILE_OPTIONS]
-    opts.append(f"compiler_options={sorted((compiler_options or {}).items())!r}")
-    # torchjax's own process-wide choices that an op may read while it is traced
-    from . import _dtypes, _settings
-    opts.append(f"default_dtype={_dtypes.get_default_dtype().name}")
-    opts.append(f"settings={sorted(_settings._state.items())!r}")
-    import jaxlib
-    devices = jax.devices()
-    # the platform, how many devices (8 virtual CPU devices are another backend than one) and
-    # processes; which device each argument is on is in the signature
-    # which process this is and where a call with no placed argument runs (the default
-    # device): in a job of several processes a program without array arguments (torch.zeros)
-    # is rank 1's on its own device, and rank 0's entry loaded there would place its output
-    # on rank 0's device ("Cross-host transfers are not supported", then a hang in the next
-    # collective of the other rank)
-    backend = (f"{devices[0].platform}:{devices[0].client.platform_version}:"
-               f"{devices[0].device_kind}:{len(devices)}:{jax.process_count()}:"
-               f"{jax.process_index()}:{_pxla.get_default_device().id}")
-    return "\n".join((_FORMAT, _sources(), jax.__version__, jaxlib.__version__, backend,
-                      os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
-                      ",".join(ctx), ",".join(opts)))
+    """What tracing and compiling read besides the arguments (_program_env.py)."""
+    return _program_env.environment(_FORMAT, compiler_options)
 
 
 # -- the argument signature --------------------------------------------------------------------
@@ -409,7 +331,12 @@ class _Program:
         """(executable, its key when it was loaded from disk, else None)."""
         key = self._key_of(sig)
         if key is not None:
-            got = _program_entries.load(_get_store(), key, args, _device_of(args))
+            store, device = _get_store(), _device_of(args)
+            _, in_tree = _tree_util.tree_flatten((args, {}))
+            _program_prefetch.note(store, key, in_tree, device.platform)
+            got = _program_prefetch.take(key, args, in_tree)
+            if got is None:
+                got = _program_entries.load(store, key, args, device, in_tree)
             if got is not None:
                 return got, key
         return self._compile(args, key), None
@@ -445,6 +372,9 @@ class _Program:
         make: the executable is held, or on disk (the next call loads it, and tries it: see
         miss)."""
         key = self._key_of(sig)
+        if key is not None:  # (a program the script needs: the next run loads it ahead)
+            _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
+                                   _device_of(args).platform)
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
             return None
         lowered = None if enter is not None else self.jit.lower(*args)

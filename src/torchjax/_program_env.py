@@ -1,0 +1,101 @@
+"""The environment a program-cache program depends on besides its arguments (_programs.py's
+key): torchjax's own sources, the JAX configuration tracing reads, the compile options, the
+versions and the backend."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import jax
+
+from ._program_names import Uncacheable
+
+try:  # (as _programs.py: jax 0.10.2's pieces)
+    from jax._src import config as _config
+    from jax._src.interpreters import pxla as _pxla
+except ImportError:  # pragma: no cover - another jax
+    _config = _pxla = None
+
+_source_fingerprint: str | None = None
+
+
+def _sources() -> str:
+    """torchjax's own source files (path, size, modification time): an edited op in a
+    development tree is a different program."""
+    global _source_fingerprint
+    if _source_fingerprint is None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        h = hashlib.blake2b(digest_size=16)
+        for d, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    p = os.path.join(d, name)
+                    try:
+                        st = os.stat(p)
+                    except OSError:
+                        continue
+                    h.update(f"{os.path.relpath(p, root)}:{st.st_size}:{st.st_mtime_ns}\n"
+                             .encode())
+        from .version import __version__
+        _source_fingerprint = f"{__version__}:{h.hexdigest()}"
+    return _source_fingerprint
+
+
+_COMPILE_OPTIONS = ("jax_disable_most_optimizations", "jax_exec_time_optimization_effort",
+                    "jax_memory_fitting_effort", "jax_optimization_level",
+                    "jax_memory_fitting_level", "jax_default_prng_impl",
+                    "jax_use_shardy_partitioner", "jax_threefry_partitionable")
+
+
+def _option(name: str):
+    """A JAX option's value. Most are attributes of jax.config; a few are flags only
+    `config.read` returns (jax_disable_most_optimizations: read as an attribute it was missing,
+    so the test suite's unoptimised executables were keyed as a user's and could be loaded by
+    them). An option this JAX does not have is "absent"."""
+    try:
+        return getattr(jax.config, name)
+    except AttributeError:
+        pass
+    try:
+        return jax.config.read(name)
+    except Exception:  # noqa: BLE001  (AttributeError/KeyError: no such option)
+        return "absent"
+
+
+def environment(fmt: str, compiler_options) -> str:
+    """What tracing and compiling read besides the arguments (at each new program: cheap
+    next to a compile); `fmt` names the entries' format, `compiler_options` are the XLA
+    options every executable is compiled with. JAX's trace context holds x64, matmul precision, dtype promotion and
+    the rest of what jax.jit keys its own cache by; an entry of it without a plain repr (an
+    object shown by address) makes the program uncacheable."""
+    ctx = []
+    for v in _config.trace_context():
+        r = repr(v)
+        if " at 0x" in r:
+            if type(v).__name__ == "AxisEnv":  # empty at top level (trace_state_clean)
+                continue
+            raise Uncacheable("trace context")
+        ctx.append(r)
+    opts = [f"{n}={_option(n)!r}" for n in _COMPILE_OPTIONS]
+    opts.append(f"compiler_options={sorted((compiler_options or {}).items())!r}")
+    # torchjax's own process-wide choices that an op may read while it is traced
+    from . import _dtypes, _settings
+    opts.append(f"default_dtype={_dtypes.get_default_dtype().name}")
+    opts.append(f"settings={sorted(_settings._state.items())!r}")
+    import jaxlib
+    devices = jax.devices()
+    # the platform, how many devices (8 virtual CPU devices are another backend than one) and
+    # processes; which device each argument is on is in the signature
+    # which process this is and where a call with no placed argument runs (the default
+    # device): in a job of several processes a program without array arguments (torch.zeros)
+    # is rank 1's on its own device, and rank 0's entry loaded there would place its output
+    # on rank 0's device ("Cross-host transfers are not supported", then a hang in the next
+    # collective of the other rank)
+    backend = (f"{devices[0].platform}:{devices[0].client.platform_version}:"
+               f"{devices[0].device_kind}:{len(devices)}:{jax.process_count()}:"
+               f"{jax.process_index()}:{_pxla.get_default_device().id}")
+    return "\n".join((fmt, _sources(), jax.__version__, jaxlib.__version__, backend,
+                      os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
+                      ",".join(ctx), ",".join(opts)))

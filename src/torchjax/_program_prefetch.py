@@ -1,0 +1,224 @@
+"""A warm process loads the programs its script needed last time AHEAD, on another thread.
+
+A warm first step loads every program from the program cache (_programs.py) at the moment it
+is first needed: ~1 ms for a small op, 30-50 ms for a fused backward or an optimizer's update
+(HLO parsing and linking inside XLA), ~0.13-0.2 s of a GPT's 0.27 s warm first step, all on
+the step's path. The programs a script needs, and their order, are the same from one run to
+the next. So each process notes the first programs it needs (`note`, from the miss handler
+and the compiles started ahead), in order, and at exit keeps that list in the program cache
+as the script's manifest (named by its command line and working directory, and the rank of a
+job of several processes). The next process of the same command line, at its first program,
+reads the manifest and starts one thread that loads the listed executables in that order;
+the miss handler takes a program from it (`take`) instead of reading the disk, waiting when
+the thread is loading that very program, loading it itself when the thread has not got to it
+yet (the thread then skips it). XLA's deserialization releases the GIL for much of its work,
+so the loads overlap the forward's Python and the runs of programs already loaded.
+
+Only scripts get manifests: a command line that names a Python file (`python train.py`,
+`python -m torchjax train.py`); an interactive session, `python -c`, pytest or a notebook
+kernel runs unrelated code under one command line. A manifest that cannot be read is ignored
+with a warning (the programs load as before); a listed program whose entry is gone or does
+not fit is loaded (or compiled) by the miss handler as before. TORCHJAX_PREFETCH=0 turns
+this off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import pickle
+import sys
+import threading
+import time
+
+from . import _compile_cache, _compile_stats, _program_entries
+
+ON = [os.environ.get("TORCHJAX_PREFETCH", "1").strip().lower() not in ("0", "false", "off", "")]
+MAX_KEYS = 256  # programs listed per manifest: the first ones a run needs
+_VERSION = 1
+
+_lock = threading.Lock()
+_state = {"started": False, "fingerprint": None, "listed": None}
+_needed: list = []  # (key, input tree) of the programs this process needed, in order
+_needed_keys: set = set()
+_ready: dict = {}  # key -> (executable loaded by the thread, seconds it took), not taken yet
+_loading: dict = {}  # key -> threading.Event of the program the thread is loading now
+_taken: set = set()  # keys the miss handler loads itself: the thread skips them
+_stop = [False]
+STATS = {"listed": 0, "taken": 0}  # for tests: programs the manifest listed, taken loaded
+
+
+def _fingerprint():
+    """The manifest's name for this process, or None where runs do not repeat a script."""
+    argv = sys.argv
+    if not argv or not argv[0] or argv[0] in ("-c", "-m"):
+        return None
+    script = os.path.abspath(argv[0])
+    base = os.path.basename(script)
+    if (not script.endswith(".py") or not os.path.isfile(script) or "pytest" in base
+            or "ipykernel" in base or os.sep + "_pytest" + os.sep in script):
+        return None
+    what = repr((_VERSION, script, argv[1:], os.getcwd(), os.environ.get("RANK", "")))
+    return "manifest-" + hashlib.blake2b(what.encode(), digest_size=20).hexdigest()
+
+
+def note(store, key, in_tree, platform) -> None:
+    """A program this process needs (a miss; its input tree and its devices' platform), in
+    the order needed; at the first one, the manifest of the last run starts loading."""
+    if not _state["started"]:
+        _start(store)
+    if key in _needed_keys or len(_needed) >= MAX_KEYS:
+        return
+    _needed_keys.add(key)
+    _needed.append((key, in_tree, platform))
+
+
+def _start(store) -> None:
+    with _lock:
+        if _state["started"]:
+            return
+        _state["started"] = True
+    fp = _fingerprint() if ON[0] else None
+    if fp is None:
+        return
+    _state["fingerprint"] = fp
+    atexit.register(_write, store)
+    data = store.get(fp)
+    if data is None:
+        return
+    try:
+        listed = pickle.loads(data)
+        if not (isinstance(listed, list) and all(len(x) == 3 for x in listed)):
+            raise ValueError("not a list of (key, tree, platform)")
+    except Exception as e:  # noqa: BLE001
+        _compile_cache._warn(f"ignoring unreadable program cache manifest {fp} "
+                             f"({type(e).__name__}: {e})")
+        return
+    _state["listed"] = [x[0] for x in listed]
+    STATS["listed"] = len(listed)
+    try:  # (before the interpreter joins its threads: the thread stops after its current load)
+        threading._register_atexit(_stop_loading)
+    except (AttributeError, RuntimeError):  # pragma: no cover - another Python
+        return
+    # not a daemon: the interpreter waits for its current load rather than tearing XLA down
+    # under it
+    threading.Thread(target=_load_listed, args=(store, listed), daemon=False,
+                     name="torchjax-prefetch").start()
+
+
+def _stop_loading() -> None:
+    _stop[0] = True
+
+
+def _load_listed(store, listed) -> None:
+    import jax  # (the backend is up: a program was needed)
+
+    clients = {}
+    for key, in_tree, platform in listed:
+        with _lock:
+            if _stop[0]:
+                return
+            if key in _taken or key in _ready:
+                continue
+            done = _loading[key] = threading.Event()
+        got, t0 = None, time.perf_counter()
+        try:
+            data = store.get(key)
+            if data is not None:
+                if platform not in clients:
+                    clients[platform] = jax.devices(platform)[0].client
+                # (quiet: a failure is the miss handler's to report, when it loads it)
+                got = _program_entries.load_data(data, in_tree, clients[platform], key,
+                                                 quiet=True)
+                if got is not None and platform == "cpu":
+                    _first_run(got)
+        except Exception:  # noqa: BLE001  (a platform this process does not have)
+            pass
+        finally:
+            with _lock:
+                if got is not None:
+                    _ready[key] = got, time.perf_counter() - t0
+                del _loading[key]
+            done.set()
+
+
+def _first_run(compiled) -> None:
+    """Run a loaded executable once on zeros. An XLA:CPU executable's first run after loading
+    costs 1-5 ms more than its later ones (measured: 1.1-3.3 ms against 0.3-0.6 ms for a
+    30-parameter update; 0.1-0.16 s of a warm GPT step's 30 programs), and that first run
+    would otherwise be the step's. Only small ones (the run's memory and time are spent on
+    this thread), only on CPU devices (what was measured); any failure (a key array, a weakly
+    typed argument the zeros do not match) leaves the first run to the step."""
+    try:
+        import jax
+        import numpy as np
+
+        # never in a job of several processes: an SPMD program's collectives would meet the
+        # other processes' real calls of it
+        if jax.process_count() != 1:
+            return
+
+        avals = [a._aval for a in jax.tree_util.tree_leaves(compiled.args_info)]
+        if sum(a.size for a in avals) > _FIRST_RUN_MAX_ELEMENTS:
+            return
+        shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
+        zeros = [jax.device_put(np.zeros(a.shape, a.dtype), s) for a, s in zip(avals, shardings)]
+        args, kwargs = jax.tree_util.tree_unflatten(compiled.in_tree, zeros)
+        jax.block_until_ready(compiled(*args, **kwargs))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+_FIRST_RUN_MAX_ELEMENTS = 4 << 20
+
+
+def take(key, args, in_tree):
+    """The executable the thread loaded for `key` (waiting if it is loading it now), or None:
+    the caller loads it (and the thread will not)."""
+    if _state["listed"] is None:
+        return None
+    with _lock:
+        got = _ready.pop(key, None)
+        done = _loading.get(key) if got is None else None
+        if got is None and done is None:
+            _taken.add(key)
+            return None
+    if done is not None:
+        done.wait()
+        with _lock:
+            got = _ready.pop(key, None)
+    if got is None or not _program_entries.fits(got[0], args, in_tree):
+        return None
+    _compile_stats.count_loaded(got[1], ahead=True)
+    STATS["taken"] += 1
+    return got[0]
+
+
+def _write(store) -> None:
+    """At exit: keep this run's list as the script's manifest when it differs from the one
+    read (a cold run's, or a run that needed other programs)."""
+    _stop[0] = True
+    fp = _state["fingerprint"]
+    if fp is None or not _needed or [x[0] for x in _needed] == _state["listed"]:
+        return
+    try:
+        store.put(fp, pickle.dumps(list(_needed), protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001  (an input tree that does not pickle: no manifest)
+        pass
+
+
+def _after_fork_in_child():
+    """A forked child has no loading thread: nothing is waited for, nothing is written (its
+    parent writes the script's manifest)."""
+    global _lock
+    _lock = threading.Lock()
+    for done in _loading.values():
+        done.set()
+    _loading.clear()
+    _ready.clear()
+    _state["fingerprint"] = None
+    _stop[0] = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,154 @@
+"""A warm process loads the programs its script needed last time ahead, on another thread
+(torchjax/_program_prefetch.py): the same results, nothing compiled, the programs taken from
+the thread; a damaged manifest is ignored with a warning; forked DataLoader workers do not
+wait for the parent's thread; only scripts get manifests."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import torchjax
+from torchjax import _compile_cache, _program_prefetch
+
+pytestmark = pytest.mark.xdist_group("compile-cache")
+
+SCRIPT = r"""
+import json, os, sys, time
+import numpy as np
+import torchjax as torch
+from torchjax import _program_prefetch
+from torchjax._autograd import engine
+
+engine.BACKGROUND = False  # (the fused backward at step 2 in every process, as in
+                           # test_compile_cache)
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.GELU(), torch.nn.Linear(16, 3))
+opt = torch.optim.AdamW(model.parameters(), lr=0.05)
+if os.environ.get("PAUSE"):  # (reading a dataset: the thread loads ahead meanwhile)
+    time.sleep(float(os.environ["PAUSE"]))
+x = torch.tensor(np.linspace(-1, 1, 48, dtype=np.float32).reshape(8, 6))
+y = torch.tensor([0, 1, 2, 1, 0, 2, 2, 1])
+losses = []
+for _ in range(3):
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+if os.environ.get("WORKERS"):  # DataLoader workers forked while the thread may be loading
+    class Squares(torch.utils.data.Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return torch.full((3,), float(i)) ** 2 + 1
+
+    loader = torch.utils.data.DataLoader(Squares(), batch_size=4,
+                                         num_workers=int(os.environ["WORKERS"]))
+    losses.append(sum(float(b.sum()) for b in loader))
+print(json.dumps({"losses": losses,
+                  "weights": [p.detach().numpy().tolist() for p in model.parameters()],
+                  "stats": vars(torch.compile_stats()),
+                  "prefetch": _program_prefetch.STATS}))
+"""
+
+_SCRUB = ("TORCHJAX_CACHE", "TORCHJAX_CACHE_DIR", "TORCHJAX_CACHE_PROGRAMS", "TORCHJAX_LOGS",
+          "TORCHJAX_PREFETCH", "JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE")
+
+
+def _run(script, cache, **extra):
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    # (compiled programs on disk are the subject: the host tier, which compiles only hot
+    # programs, is off, as in test_compile_cache)
+    env.update(TORCHJAX_CACHE_DIR=str(cache), TORCHJAX_HOST_TIER="0", **extra)
+    # (the script runs from its own directory: this torchjax, wherever it was imported from)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(torchjax.__file__).parent.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=900, cwd=script.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def _manifests(cache):
+    return sorted(Path(cache).glob("xla-*/programs/manifest-*.xla"))
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_a_warm_run_takes_its_programs_from_the_thread(script, tmp_path):
+    cache = tmp_path / "cache"
+    cold, _ = _run(script, cache)
+    assert cold["prefetch"]["listed"] == 0 and cold["stats"]["compiled"] > 3
+    assert len(_manifests(cache)) == 1  # written at exit
+    warm, err = _run(script, cache, TORCHJAX_LOGS="compiles", PAUSE="1")
+    assert warm["stats"]["compiled"] == 0
+    hits = warm["stats"]["cache_hits"]
+    assert warm["prefetch"]["listed"] >= hits > 3
+    # the programs needed after the pause came from the thread (the first one or two, the
+    # parameters' draws, the process may load itself before the thread starts on them)
+    assert hits - 2 <= warm["prefetch"]["taken"] <= hits
+    assert "(ahead, on another thread)" in err
+    off, _ = _run(script, cache, TORCHJAX_PREFETCH="0")
+    assert off["prefetch"]["listed"] == 0 and off["stats"]["compiled"] == 0
+    assert warm["losses"] == cold["losses"] == off["losses"]
+    assert warm["weights"] == cold["weights"] == off["weights"]
+
+
+def test_a_damaged_manifest_is_ignored_with_a_warning(script, tmp_path):
+    cache = tmp_path / "cache"
+    cold, _ = _run(script, cache)
+    (manifest,) = _manifests(cache)
+    manifest.write_bytes(manifest.read_bytes()[:-20] + b"\0" * 20)  # its digest fails
+    warm, err = _run(script, cache)
+    assert "ignoring corrupted compilation cache entry" in err
+    assert warm["prefetch"]["listed"] == 0 and warm["stats"]["compiled"] == 0
+    assert warm["losses"] == cold["losses"]
+    # a manifest whose bytes are intact but whose content is not a manifest
+    store = _compile_cache._FileCache(str(manifest.parent))
+    store.put(manifest.name[:-len(".xla")], b"not a pickle")
+    warm, err = _run(script, cache)
+    assert "ignoring unreadable program cache manifest" in err
+    assert warm["prefetch"]["listed"] == 0 and warm["losses"] == cold["losses"]
+
+
+def test_forked_dataloader_workers_do_not_wait_for_the_thread(script, tmp_path):
+    cache = tmp_path / "cache"
+    cold, _ = _run(script, cache, WORKERS="2")
+    warm, _ = _run(script, cache, WORKERS="2", PAUSE="1")
+    assert warm["prefetch"]["taken"] > 3 and warm["losses"] == cold["losses"]
+    assert cold["losses"][-1] == sum((i * i + 1) * 3 for i in range(8))
+
+
+@pytest.mark.parametrize("argv, kept", [
+    (["train.py", "--epochs", "2"], True),
+    (["-c"], False),
+    ([""], False),
+    (["/usr/lib/python3/site-packages/pytest/__main__.py", "-q"], False),
+    (["/env/lib/python3.11/site-packages/ipykernel_launcher.py", "-f", "k.json"], False),
+    (["notes.txt"], False),
+])
+def test_only_scripts_get_manifests(argv, kept, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text("")
+    monkeypatch.setattr(sys, "argv", argv)
+    assert (_program_prefetch._fingerprint() is not None) == kept
+
+
+def test_the_command_line_names_the_manifest(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text("")
+    names = set()
+    for argv in (["train.py"], ["train.py", "--lr", "1"], [str(tmp_path / "train.py")]):
+        monkeypatch.setattr(sys, "argv", argv)
+        names.add(_program_prefetch._fingerprint())
+    assert len(names) == 2  # a relative and an absolute path name the same script
