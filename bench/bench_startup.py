@@ -13,7 +13,8 @@ cost. Cases, the same code with `import torch` and `import torchjax as torch`:
         batch 16, Adam.
 Variants:
 - torchjax-cold: an empty TORCHJAX_CACHE_DIR; torchjax-warm: a second process on the cache
-  the cold one left; torchjax-nocache: TORCHJAX_CACHE=0 (the cost of writing the cache);
+  the cold one left (it loads the programs the cold one listed ahead, on another thread:
+  _program_prefetch.py); torchjax-warm-noahead: the same with TORCHJAX_PREFETCH=0; torchjax-nocache: TORCHJAX_CACHE=0 (the cost of writing the cache);
   torchjax-serial: cold, with the optimizer's first update and dropout's first kernel
   compiled in line rather than on other threads (what those threads save);
 - torch: PyTorch eager, same code;
@@ -396,8 +397,8 @@ def spawn(case, variant, steps, env):
     return out
 
 
-VARIANTS = ("torchjax-cold", "torchjax-warm", "torchjax-nocache", "torch", "jax-cold",
-            "jax-warm", "torchjax-serial")
+VARIANTS = ("torchjax-cold", "torchjax-warm", "torchjax-warm-noahead", "torchjax-nocache",
+            "torch", "jax-cold", "jax-warm", "torchjax-serial")
 
 
 def run_case(case, steps, repeat, variants=VARIANTS):
@@ -412,6 +413,8 @@ def run_case(case, steps, repeat, variants=VARIANTS):
                 e = dict(env)
                 if v == "torchjax-nocache":
                     e["TORCHJAX_CACHE"] = "0"
+                if v == "torchjax-warm-noahead":  # warm, loading each program when needed
+                    e["TORCHJAX_PREFETCH"] = "0"
                 if v == "torchjax-serial":  # cold too: a cache directory of its own
                     e["TORCHJAX_CACHE_DIR"] = tempfile.mkdtemp(dir=tj)
                 if v == "jax-warm":  # fill JAX's cache first, then measure a fresh process
@@ -466,6 +469,10 @@ def main():
                     help="a subset, e.g. torchjax-cold,torchjax-warm (ratios need all)")
     args = ap.parse_args()
     if args.child:
+        # the cold and the warm process are one script run twice: the same command line,
+        # which names the manifest of programs a warm process loads ahead
+        # (torchjax/_program_prefetch.py)
+        sys.argv = [sys.argv[0], "--child", args.child[0]]
         print(json.dumps(child(*args.child, args.steps)))
         return
     import jax
