@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import torchjax as torch
-from torchjax import _chunk_draws, _creation, _one_off, _random
+from torchjax import _chunk_draws, _creation, _one_off, _programs, _random
 from torchjax._x64 import scope
 
 DTYPES = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16]
@@ -68,3 +68,75 @@ def test_values_do_not_depend_on_the_path():
     assert _one_off._calls[("sample", "normal", shape, np.dtype(np.float32))] == 8
     for d in draws[1:]:
         np.testing.assert_array_equal(d, draws[0])
+
+
+# -- float32 uniform draws computed with NumPy (_chunk_draws._host_uniform) --------------------
+
+@pytest.fixture
+def host_draws(monkeypatch):
+    """The NumPy path on, with its per-process budget untouched by earlier tests."""
+    from torchjax import _host_tier
+    monkeypatch.setattr(_chunk_draws, "_host_drawn", [0])
+    was = _host_tier.ON[0]
+    _host_tier.ON[0] = True
+    yield
+    _host_tier.ON[0] = was
+
+
+@pytest.mark.parametrize("seed, offset", [(0, 0), (7, 3), (2 ** 40 + 9, 2 ** 32 - 1)])
+@pytest.mark.parametrize("a, b", [(0.0, 1.0), (-0.1, 0.1), (-3.7, 2.25), (1e-3, 1e3),
+                                  (2.0, 0.5), (-1e-30, 1e-30)])
+def test_numpy_uniforms_are_the_chunk_programs_bit_for_bit(host_draws, seed, offset, a, b):
+    n = _chunk_draws.CHUNK + 77
+    key = torch.Generator().manual_seed(seed)._base_key()
+    with scope():
+        run = _chunk_draws._program(np.float32)
+        want = np.concatenate([np.asarray(run(key, np.uint32(offset), np.uint32(s), a, b)[0])
+                               for s in range(0, n, _chunk_draws.CHUNK)])[:n]
+        got = _chunk_draws._host_uniform(n, np.float32, key, np.uint32(offset), a, b)
+    assert got is not None and got.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_the_probe_tells_the_two_roundings_apart():
+    import jax
+    x, y, z = _chunk_draws._PROBE
+    once, twice = _chunk_draws._fma32(x, y, z), _chunk_draws._mul_add32(x, y, z)
+    assert once[0] == np.float32(1 + 2 ** -23) and twice[0] == np.float32(1 + 2 ** -22)
+    # the float64 sum alone lands on the tie (the case _fma32's tie rule is for)
+    naive = (x.astype(np.float64) * np.float64(y) + np.float64(z)).astype(np.float32)
+    assert naive[0] == twice[0]
+    # and XLA's own rounding under this process's options is one of the two
+    got = np.asarray(jax.jit(_chunk_draws._probe)(x, y, z))
+    assert _chunk_draws._multiply_add(
+        repr(sorted((_programs.compiler_options or {}).items()))) is (
+        _chunk_draws._fma32 if got[0] == once[0] else _chunk_draws._mul_add32)
+
+
+def test_a_cnn_is_built_without_a_program(host_draws, monkeypatch):
+    monkeypatch.setattr(_one_off, "_calls", {})
+    torch.compile_stats(reset=True)
+    nn = torch.nn
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 26 * 26, 10))
+    st = torch.compile_stats()
+    assert st.compiled + st.cache_hits == 0
+    # the same weights as the chunk program's (the NumPy path off)
+    monkeypatch.setattr(_chunk_draws, "HOST_MAX", 0)
+    torch.manual_seed(3)
+    again = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(8 * 26 * 26, 10))
+    for p, q in zip(model.parameters(), again.parameters()):
+        assert np.array_equal(p.detach().numpy().view(np.uint32),
+                              q.detach().numpy().view(np.uint32))
+
+
+def test_numpy_draws_stop_at_their_budget(host_draws, monkeypatch):
+    monkeypatch.setattr(_chunk_draws, "HOST_VALUES", 15)
+    key, off = _key(5)
+    with scope():
+        assert _chunk_draws._host_uniform(10, np.float32, key, off, 0.0, 1.0) is not None
+        # (10 values drawn: 10 more would pass 15, the chunk program draws them)
+        assert _chunk_draws._host_uniform(10, np.float32, key, off, 0.0, 1.0) is None
+        assert _chunk_draws._host_uniform(5, np.float32, key, off, 0.0, 1.0) is not None
+        assert _chunk_draws._host_uniform(1, np.float64, key, off, 0.0, 1.0) is None

@@ -81,9 +81,14 @@ def _program(np_dtype):
 
 
 def draw(kind: str, n: int, np_dtype, key, offset, a, b):
-    """(host values, a device chunk): the first n values of the draw
-    `_creation._sampler(kind, (n,), np_dtype)` gives for (key, offset, a, b), and one chunk
-    as the program left it (where the values belong: its sharding)."""
+    """(host values, a device array): the first n values of the draw
+    `_creation._sampler(kind, (n,), np_dtype)` gives for (key, offset, a, b), and a device
+    array where the values belong (its sharding: a chunk as the program left it, or the
+    key)."""
+    if kind == "uniform":
+        host = _host_uniform(n, np_dtype, key, offset, a, b)
+        if host is not None:
+            return host, key
     run = _program(np_dtype)
     which = 0 if kind == "uniform" else 1
     chunks = [run(key, offset, np.uint32(s), a, b)[which] for s in range(0, n, CHUNK)]
@@ -93,12 +98,107 @@ def draw(kind: str, n: int, np_dtype, key, offset, a, b):
 
 def device_uniforms(n: int, np_dtype, key, offset):
     """The first n values of `uniform(fold_in(key, offset), ..., np_dtype)` as device chunks
-    (a tuple, CHUNK values each, the last one cut later), when this process has made the chunk
-    program for these arguments already (a model's parameters were drawn); else None: the
-    caller's own program is as quick to make then."""
+    (a tuple, CHUNK values each, the last one cut later), when NumPy draws them
+    (_host_uniform) or this process has made the chunk program for these arguments already (a
+    model's parameters were drawn); else None: the caller's own program is as quick to make
+    then."""
     if not serves(np_dtype):
         return None
+    whole = -(-n // CHUNK) * CHUNK
+    host = _host_uniform(whole, np_dtype, key, offset, 0.0, 1.0)
+    if host is not None:  # (NumPy's values, the chunks' bits: no program either way)
+        from ._one_off import to_device
+        return tuple(to_device(host[s:s + CHUNK], key) for s in range(0, whole, CHUNK))
     run = _program(np_dtype)
     if not _programs.made(run, (key, offset, np.uint32(0), 0.0, 1.0)):
         return None
     return tuple(run(key, offset, np.uint32(s), 0.0, 1.0)[0] for s in range(0, n, CHUNK))
+
+
+# -- uniform draws with NumPy ---------------------------------------------------------------
+# The chunk program is the largest compile of a model's construction (~0.25 s, quiet, for a
+# few microseconds of work per parameter), and a CNN or an MLP draws only uniform values
+# (kaiming_uniform_). A float32 uniform draw is integer arithmetic (threefry2x32 of the key
+# and the counter) and then correctly rounded float operations (a bit pattern's mantissa, a
+# subtraction, `x * (b - a) + a`, a maximum), so NumPy gives XLA's values bit for bit
+# (tests/test_random_chunks.py compares them) once it rounds `x * (b - a) + a` as XLA does:
+# XLA:CPU contracts it into one fused multiply-add with its default emitters and not with
+# others, so a probe program of one multiply-add says which (`_multiply_add`). Normal draws
+# go through erf_inv, whose polynomial NumPy would round differently, and float64 draws
+# (whose fused multiply-add NumPy has no exact form for) stay the chunk program's. NumPy's
+# threefry costs ~1.5 ms per 65536 values against XLA's few microseconds, so only draws of at
+# most HOST_MAX values, and HOST_VALUES values per process (counted, not timed: which path
+# a draw takes never depends on the machine's speed), on a CPU device.
+HOST_MAX = 1 << 20
+HOST_VALUES = 1 << 22
+_host_drawn = [0]
+
+
+def _host_uniform(n, np_dtype, key, offset, a, b):
+    """The draw's n values computed with NumPy, or None (the chunk program makes them)."""
+    from . import _host_tier, _numpy_random, _random
+
+    if (n > HOST_MAX or _host_drawn[0] + n > HOST_VALUES or not _host_tier.ON[0]
+            or np.dtype(np_dtype) != np.float32 or not isinstance(offset, (int, np.integer))
+            or not isinstance(key, jax.Array) or isinstance(key, jax.core.Tracer)
+            or str(key.dtype) != "key<fry>" or key.shape != ()
+            or any(d.platform != "cpu" for d in key.devices())
+            or not isinstance(a, (int, float)) or not isinstance(b, (int, float))):
+        return None
+    multiply_add = _multiply_add(repr(sorted((_programs.compiler_options or {}).items())))
+    if multiply_add is None:
+        return None
+    _host_drawn[0] += n
+    words = _random.fold_in(tuple(int(w) for w in np.asarray(jax.random.key_data(key))),
+                            int(offset))
+    with np.errstate(over="ignore"):
+        b1, b2 = _numpy_random._threefry2x32(np.uint32(words[0]), np.uint32(words[1]),
+                                             np.zeros(n, np.uint32), np.arange(n, dtype=np.uint32))
+        floats = (((b1 ^ b2) >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32)
+        floats = floats - np.float32(1.0)
+        lo, hi = np.float32(a), np.float32(b)
+        return np.maximum(lo, multiply_add(floats, hi - lo, lo))
+
+
+def _fma32(x, y, z):
+    """x * y + z rounded once to float32, as a fused multiply-add rounds it (float32 arrays
+    x, scalars y and z). The product is exact in float64 (2 x 24 bits); the sum is rounded to
+    float64 there, and where that rounding made an exact float32 tie, the error the float64
+    sum dropped (TwoSum) decides the side."""
+    p = x.astype(np.float64) * np.float64(y)
+    z = np.float64(z)
+    s = p + z
+    v = s - p
+    err = (p - (s - v)) + (z - v)
+    r = s.astype(np.float32)
+    d = s - r.astype(np.float64)
+    other = np.nextafter(r, np.where(d > 0, np.float32(np.inf), np.float32(-np.inf)))
+    tie = (d != 0) & (s == (r.astype(np.float64) + other.astype(np.float64)) / 2)
+    return np.where(tie & (err != 0) & (np.sign(err) == np.sign(d)), other, r)
+
+
+def _mul_add32(x, y, z):
+    """x * y + z with the product and the sum each rounded to float32."""
+    return x * np.float32(y) + np.float32(z)
+
+
+# the probe: x * y is 2**-24 * (1 - 2**-46), so z + x * y lies just under a float32 tie:
+# rounded once it is 1 + 2**-23, rounded twice (product, then sum) 1 + 2**-22
+_PROBE = (np.array([2 ** -24 * (1 + 2 ** -23), 0.3], np.float32), np.float32(1 - 2 ** -23),
+          np.float32(1 + 2 ** -23))
+
+
+def _probe(x, y, z):
+    return x * y + z
+
+
+@functools.lru_cache(maxsize=8)
+def _multiply_add(options_key):
+    """How XLA:CPU rounds `x * y + z` under these compile options (`_fma32` or `_mul_add32`),
+    from one small program; None when it matches neither."""
+    with jax.default_device(jax.devices("cpu")[0]):
+        got = np.asarray(_programs.jit(_probe)(*_PROBE))
+    for fn in (_fma32, _mul_add32):
+        if np.array_equal(fn(*_PROBE).view(np.uint32), got.view(np.uint32)):
+            return fn
+    return None
