@@ -74,8 +74,10 @@ def _noise_from_chunks(shape: tuple, np_dtype, alpha: bool):
         u = chunks[0] if len(chunks) == 1 else jnp.concatenate(chunks)
         return _noise_of(u[:n], p, shape, np_dtype, alpha)
 
-    # (exact: a seed's dropout masks are the same at every call, so never NumPy's rounding)
-    return _programs.jit(f, exact=True)
+    # (a seed's dropout masks are the same at every call: the host tier may evaluate the
+    # plain noise, a comparison and a division, which NumPy rounds as XLA does; alpha
+    # dropout's multiply-and-add XLA fuses into one rounding, so it stays XLA's: exact)
+    return _programs.jit(f, exact=alpha)
 
 
 # Kinds of noise (shape, dtype, alpha) met so far. A kind's first draw compiles its kernel on
