@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import torchjax
@@ -152,3 +153,32 @@ def test_the_command_line_names_the_manifest(monkeypatch, tmp_path):
         monkeypatch.setattr(sys, "argv", argv)
         names.add(_program_prefetch._fingerprint())
     assert len(names) == 2  # a relative and an absolute path name the same script
+
+
+def test_a_loop_is_never_run_on_zeros():
+    import threading
+
+    import jax
+    from jax import lax
+
+    # on zeros this loop would never end (0 * 2 < 1 for ever)
+    looping = jax.jit(lambda x: lax.while_loop(lambda v: v < 1, lambda v: v * 2, x))
+    compiled = looping.lower(jax.numpy.ones(())).compile()
+    t = threading.Thread(target=_program_prefetch._first_run, args=(compiled,), daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive()
+    # a program without a loop runs once, on zeros of its argument types
+    plain = jax.jit(lambda x, n: x * 2 + n).lower(jax.numpy.ones(3), jax.numpy.int32(1)).compile()
+    calls = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(plain, name)
+
+        def __call__(self, *args):
+            calls.append([(a.shape, a.dtype, float(a.sum())) for a in args])
+            return plain(*args)
+
+    _program_prefetch._first_run(Spy())
+    assert calls == [[((3,), np.float32, 0.0), ((), np.int32, 0.0)]]

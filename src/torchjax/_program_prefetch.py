@@ -148,8 +148,9 @@ def _first_run(compiled) -> None:
     costs 1-5 ms more than its later ones (measured: 1.1-3.3 ms against 0.3-0.6 ms for a
     30-parameter update; 0.1-0.16 s of a warm GPT step's 30 programs), and that first run
     would otherwise be the step's. Only small ones (the run's memory and time are spent on
-    this thread), only on CPU devices (what was measured); any failure (a key array, a weakly
-    typed argument the zeros do not match) leaves the first run to the step."""
+    this thread), only on CPU devices (what was measured), never one with a loop; any failure
+    (a key array, a weakly typed argument the zeros do not match) leaves the first run to the
+    step."""
     try:
         import jax
         import numpy as np
@@ -161,6 +162,10 @@ def _first_run(compiled) -> None:
 
         avals = [a._aval for a in jax.tree_util.tree_leaves(compiled.args_info)]
         if sum(a.size for a in avals) > _FIRST_RUN_MAX_ELEMENTS:
+            return
+        # never a loop: how often it runs may depend on the values, and zeros could make it
+        # run for ever (a process waits for this thread at exit)
+        if " while(" in compiled.as_text():
             return
         shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
         zeros = [jax.device_put(np.zeros(a.shape, a.dtype), s) for a, s in zip(avals, shardings)]
