@@ -109,8 +109,24 @@ def _round(x, *, rounding_method=0, **_):
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
+# erf of float32 values (GELU's): a rational function of x * x (the numerator odd, the
+# denominator even; the coefficients of Eigen's float erf, which XLA:CPU's float32 erf also
+# starts from) evaluated in float64 and rounded once: within 1.6 ulp of the exact erf over
+# [-6, 6] (XLA's own: 5.3 ulp), with no import of scipy.special (~0.2 s, a GPT's first step
+# paid it). Other dtypes: scipy's.
+_ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+          -1.60960333262415e-02)
+_ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+          -7.37332916720468e-03, -1.42647390514189e-02)
+
+
 @rule("erf")
 def _erf(x, **_):
+    if x.dtype == np.float32:
+        w = np.clip(x.astype(np.float64), -4.0, 4.0)  # (erf is +-1 in float32 beyond)
+        w2 = w * w
+        return (np.polyval(_ERF_P, w2) * w / np.polyval(_ERF_Q, w2)).astype(np.float32)
     from scipy import special
     return special.erf(x)
 

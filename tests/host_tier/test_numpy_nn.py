@@ -123,3 +123,34 @@ def test_total_order_of_floats():
         got = _numpy_eval.evaluate(closed.jaxpr, closed.consts, [x])[0]
         want = np.asarray(jax.jit(fn)(x))
         assert np.array_equal(np.asarray(got).view(np.uint8), want.view(np.uint8)), (got, want)
+
+
+def test_float32_erf_is_within_two_ulp_of_the_exact_one():
+    import math
+    x = np.concatenate([np.linspace(-6, 6, 200_001), [0.0, -0.0, 1e-30, -1e-30, 3.9, 4.1]]
+                       ).astype(np.float32)
+    got = _numpy_eval._RULES["erf"](x)
+    assert got.dtype == np.float32
+    exact = np.array([math.erf(float(v)) for v in x])
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got - exact) / ulp).max() <= 2.0
+    assert np.signbit(got[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()
+    special = _numpy_eval._RULES["erf"](np.array([np.inf, -np.inf, np.nan], np.float32))
+    assert special[0] == 1 and special[1] == -1 and np.isnan(special[2])
+
+
+def test_gelu_on_the_host_tier_imports_no_scipy(tmp_path):
+    import subprocess
+    import sys
+    code = ("import sys, torchjax as torch\n"
+            "x = torch.linspace(-3, 3, 64)\n"
+            "y = torch.nn.functional.gelu(x)\n"
+            "assert torch.compile_stats().host_calls >= 1, torch.compile_stats()\n"
+            "print('scipy.special' in sys.modules)\n")
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("TORCHJAX_HOST_TIER", "TORCHJAX_CACHE")}
+    env["TORCHJAX_CACHE_DIR"] = str(tmp_path)  # (new programs: the host tier takes them)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"
