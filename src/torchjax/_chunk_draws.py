@@ -143,7 +143,8 @@ def _host_uniform(n, np_dtype, key, offset, a, b):
             or not isinstance(key, jax.Array) or isinstance(key, jax.core.Tracer)
             or str(key.dtype) != "key<fry>" or key.shape != ()
             or any(d.platform != "cpu" for d in key.devices())
-            or not isinstance(a, (int, float)) or not isinstance(b, (int, float))):
+            or not isinstance(a, (int, float)) or not isinstance(b, (int, float))
+            or jax.process_count() != 1):  # (as the host tier: a job's ranks stay XLA's)
         return None
     multiply_add = _multiply_add(repr(sorted((_programs.compiler_options or {}).items())))
     if multiply_add is None:
@@ -196,7 +197,7 @@ def _probe(x, y, z):
 def _multiply_add(options_key):
     """How XLA:CPU rounds `x * y + z` under these compile options (`_fma32` or `_mul_add32`),
     from one small program; None when it matches neither."""
-    with jax.default_device(jax.devices("cpu")[0]):
+    with jax.default_device(jax.local_devices(backend="cpu")[0]):
         got = np.asarray(_programs.jit(_probe)(*_PROBE))
     for fn in (_fma32, _mul_add32):
         if np.array_equal(fn(*_PROBE).view(np.uint32), got.view(np.uint32)):
