@@ -9,14 +9,13 @@ names and placements. Without map_location both refuse CUDA storages on a CPU-on
 and a callable map_location is refused for a DTensor with PyTorch's message."""
 
 import io
-import zipfile
 
 import numpy as np
 import pytest
 import torch
 
 import torchjax
-from tests.distributed._common import pytorch_world_of_one
+from tests.distributed._common import as_saved_on_cuda, pytorch_world_of_one
 from torchjax.distributed.device_mesh import DeviceMesh
 from torchjax.distributed.tensor import DTensor as TjDTensor
 from torchjax.distributed.tensor import Replicate as TjReplicate
@@ -38,18 +37,7 @@ def _cuda_file(placement, names=("gpus",)) -> bytes:
     d = tj_distribute(torchjax.tensor(X), mesh, [placement])
     buf = io.BytesIO()
     torchjax.save({"w": d, "n": 3}, buf)
-    src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename.endswith("/data.pkl"):
-                # protocol 2: the location string "cpu" (the storage's and the DTensor's)
-                cpu = b"X\x03\x00\x00\x00cpu"
-                assert data.count(cpu) == 1 and b"cuda:0" not in data
-                data = data.replace(cpu, b"X\x06\x00\x00\x00cuda:0")
-            dst.writestr(info.filename, data)
-    return out.getvalue()
+    return as_saved_on_cuda(buf.getvalue())
 
 
 @pytest.mark.parametrize("placement", [TjShard(0), TjShard(1), TjReplicate()], ids=repr)
