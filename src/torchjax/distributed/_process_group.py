@@ -62,8 +62,8 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if init_method not in (None, "env://") and not str(init_method).startswith("tcp://"):
         raise NotImplementedError(f"init_process_group(init_method={init_method!r}) is not "
                                   "supported by torchjax; use env:// or tcp://host:port")
+    me = _env_int("RANK", rank)  # (read first, so a missing one is named as PyTorch names it)
     world = _env_int("WORLD_SIZE", world_size)
-    me = _env_int("RANK", rank)
     if not 0 <= me < world:
         raise ValueError(f"init_process_group: rank {me} is not in [0, {world})")
     if world > 1 and not jax.distributed.is_initialized():
