@@ -231,6 +231,15 @@ def pytorchs_dcp_directory_of_a_sharded_model_both_ways():
         np.testing.assert_array_equal(full(p), q.detach().numpy(), err_msg=k)
         for key, v in opt.state[p].items():
             np.testing.assert_array_equal(np.asarray(v._data), pt_opt.state[q][key].numpy())
+    # torchjax reads its own .distcp chunks too: onto one device, and onto HSDP's layout
+    plain = net()
+    dcp.load({"model": plain.state_dict()}, checkpoint_id=path)
+    hsdp = sharded(copy.deepcopy(net()), mesh=init_device_mesh("cpu", (2, 4),
+                                                               mesh_dim_names=("r", "s")))
+    dcp.load({"model": hsdp.state_dict()}, checkpoint_id=path)
+    for p, h, q in zip(plain.parameters(), hsdp.parameters(), model.parameters()):
+        np.testing.assert_array_equal(full(p), full(q))
+        np.testing.assert_array_equal(full(h), full(q))
     back = tempfile.mkdtemp()
     m, o = pt_sd.get_state_dict(pt_net, pt_opt)
     pt_dcp.save({"model": m, "optim": o}, checkpoint_id=back)
