@@ -84,6 +84,19 @@ def _copy_into(tj_model, pt_model):
                               for k, v in pt_model.state_dict().items()})
 
 
+def _resumed(lib, load, get, set_, path, x, y):
+    """(model, optimizer, epoch): a fresh model and Adam of `lib` loading the checkpoint at
+    `path` through get_state_dict / dcp.load / set_state_dict, then 2 more steps."""
+    model = _net(lib)
+    opt = lib.optim.Adam(model.parameters(), lr=0.05)
+    msd, osd = get(model, opt)
+    sd = {"model": msd, "optim": osd, "epoch": 0}
+    _quiet(load, sd, checkpoint_id=path)
+    set_(model, opt, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+    _steps(model, opt, lib, 2, x, y)
+    return model, opt, sd["epoch"]
+
+
 @pytest.mark.parametrize("direction", ["pytorch_to_torchjax", "torchjax_to_pytorch"])
 def test_model_and_adam_resume_as_pytorch(tmp_path, direction):
     """2 Adam steps, a checkpoint (get_state_dict's FQN keys, an epoch), a fresh model and
@@ -108,24 +121,12 @@ def test_model_and_adam_resume_as_pytorch(tmp_path, direction):
     if direction == "pytorch_to_torchjax":
         msd, osd = pt_get(pt_model, pt_opt)
         _quiet(pt_dcp.save, {"model": msd, "optim": osd, "epoch": 2}, checkpoint_id=tmp_path)
-        model, opt = _net(torchjax), None
-        opt = torchjax.optim.Adam(model.parameters(), lr=0.05)
-        msd, osd = tj_get(model, opt)
-        sd = {"model": msd, "optim": osd, "epoch": 0}
-        _quiet(tj_dcp.load, sd, checkpoint_id=tmp_path)
-        tj_set(model, opt, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
-        _steps(model, opt, torchjax, 2, tx, ty)
+        model, opt, epoch = _resumed(torchjax, tj_dcp.load, tj_get, tj_set, tmp_path, tx, ty)
     else:
         msd, osd = tj_get(tj_model, tj_opt)
         _tj_save({"model": msd, "optim": osd, "epoch": 2}, tmp_path)
-        model = _net(torch)
-        opt = torch.optim.Adam(model.parameters(), lr=0.05)
-        msd, osd = pt_get(model, opt)
-        sd = {"model": msd, "optim": osd, "epoch": 0}
-        _quiet(pt_dcp.load, sd, checkpoint_id=tmp_path)
-        pt_set(model, opt, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
-        _steps(model, opt, torch, 2, px, py)
-    assert sd["epoch"] == 2
+        model, opt, epoch = _resumed(torch, pt_dcp.load, pt_get, pt_set, tmp_path, px, py)
+    assert epoch == 2
     _steps(pt_model, pt_opt, torch, 2, px, py)
     for (k, p), q in zip(model.named_parameters(), pt_model.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5,
