@@ -213,8 +213,10 @@ def timeout_seconds() -> float:
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
               group_desc=None, device_id=None):
     """A group of some of the processes (every process must call it, as in PyTorch)."""
+    from . import _arg_checks
     world = _group(None).size()
     ranks = sorted(range(world) if ranks is None else ranks)
+    _arg_checks.group_ranks(ranks, world)
     if len(ranks) < world:  # every rank calls new_group: all agree to coordinate traces
         _coordinated.SUBGROUPS[0] = True
     return ProcessGroup(ranks)
