@@ -153,14 +153,17 @@ class DTensor(Tensor):
                      async_op: bool = False, forward_dtype=None, backward_dtype=None) -> DTensor:
         """The same value laid out as `placements` (XLA moves the data)."""
         mesh = device_mesh or self._mesh
+        if placements is None:
+            raise RuntimeError("placements is needed for redistribute!")
+        placements = list(placements)
+        for old, new in zip(self._placements, placements):  # (PyTorch's rule, any source)
+            if isinstance(new, Partial) and old != new:
+                raise RuntimeError(f"Can not redistribute from {old} to {new}, redistributing "
+                                   f"to Partial is for internal use only!")
         if mesh.jax_mesh != self._mesh.jax_mesh:
             raise NotImplementedError("DTensor.redistribute to another DeviceMesh is not "
                                       "supported by torchjax; distribute_tensor(t.full_tensor())")
         placements = normalize(placements, mesh, self.ndim)
-        for old, new in zip(self._placements, placements):
-            if isinstance(new, Partial) and not isinstance(old, (Partial, Replicate)):
-                raise RuntimeError(f"redistribute from {old} to {new} is not supported, as "
-                                   "in PyTorch")
         return _as_dtensor(reshard(self, sharding_of(mesh, placements, self.shape)), mesh,
                            placements)
 
@@ -170,9 +173,17 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
     """`tensor` laid out over `device_mesh` as `placements` (default: replicated): a leaf
     DTensor that requires grad when tensor does, as PyTorch's."""
     mesh = device_mesh or _default_mesh()
-    if isinstance(tensor, DTensor):
-        raise ValueError("distribute_tensor: the input is already a DTensor; use redistribute")
     placements = normalize(placements, mesh, tensor.ndim)
+    if isinstance(tensor, DTensor):  # (as PyTorch's: given back when nothing changes)
+        if tensor.device_mesh != mesh:
+            raise ValueError(f"Cannot distribute a DTensor with device mesh "
+                             f"{tensor.device_mesh} to a different device mesh {mesh}.")
+        if tensor.placements != placements:
+            raise ValueError(f"Cannot distribute a DTensor with placements "
+                             f"{tensor.placements} to a different placements "
+                             f"{list(placements)}. do you want to call `redistribute` "
+                             f"instead?")
+        return tensor
     _per_rank.refuse("distribute_tensor")  # (PyTorch's takes rank 0's values)
     sharding = sharding_of(mesh, placements, tensor.shape)
     with grad_mode.no_grad():

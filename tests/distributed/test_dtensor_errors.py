@@ -1,0 +1,83 @@
+"""DeviceMesh and DTensor called wrongly fail as PyTorch 2.13's do (a mesh of one CPU device;
+PyTorch's on a one-process gloo group): the same exception type and message. 8 devices:
+dtensor_script.py's mesh_printing_coordinates_and_slicing_as_pytorch."""
+
+import warnings
+
+import pytest
+import torch
+
+import torchjax
+from tests.distributed._common import pytorch_world_of_one
+from torchjax.distributed import device_mesh as tj_mesh
+from torchjax.distributed import tensor as tj_tensor
+
+
+@pytest.fixture(scope="module")
+def libs():
+    from torch.distributed import device_mesh as pt_mesh
+    from torch.distributed import tensor as pt_tensor
+    gen = pytorch_world_of_one()
+    next(gen)
+    try:
+        yield {"torch": (torch, pt_mesh, pt_tensor), "torchjax": (torchjax, tj_mesh, tj_tensor)}
+    finally:
+        gen.close()
+
+
+def _d(lib, m, t, placements):
+    mesh = m.init_device_mesh("cpu", (1,), mesh_dim_names=("dp",))
+    return t.distribute_tensor(lib.arange(6.0).reshape(2, 3), mesh, placements)
+
+
+CASES = {
+    "mesh_dim_names of another length": lambda lib, m, t: m.init_device_mesh(
+        "cpu", (1,), mesh_dim_names=("a", "b")),
+    "a slice by an unknown name": lambda lib, m, t: m.init_device_mesh(
+        "cpu", (1,), mesh_dim_names=("dp",))["zz"],
+    "get_group of an unknown name": lambda lib, m, t: m.init_device_mesh(
+        "cpu", (1,), mesh_dim_names=("dp",)).get_group("zz"),
+    "Shard of a dim out of range": lambda lib, m, t: _d(lib, m, t, [t.Shard(2)]),
+    "placements of another length": lambda lib, m, t: _d(lib, m, t, [t.Shard(0),
+                                                                     t.Replicate()]),
+    "redistribute to Partial from Shard": lambda lib, m, t: _d(
+        lib, m, t, [t.Shard(0)]).redistribute(placements=[t.Partial()]),
+    "redistribute to Partial from Replicate": lambda lib, m, t: _d(
+        lib, m, t, [t.Replicate()]).redistribute(placements=[t.Partial()]),
+    "redistribute without placements": lambda lib, m, t: _d(
+        lib, m, t, [t.Shard(0)]).redistribute(),
+    "distribute_tensor of a DTensor to other placements": lambda lib, m, t: t.distribute_tensor(
+        _d(lib, m, t, [t.Shard(0)]), _d(lib, m, t, [t.Shard(0)]).device_mesh,
+        [t.Replicate()]),
+}
+
+
+def _outcome(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001  (what each library raises is the point)
+            return type(e).__name__, e.args
+    return None
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_mistakes_fail_as_pytorchs(libs, name):
+    want = _outcome(CASES[name], *libs["torch"])
+    got = _outcome(CASES[name], *libs["torchjax"])
+    assert want is not None and got == want, (got, want)
+
+
+def test_what_pytorch_allows_still_runs(libs):
+    """distribute_tensor of a DTensor onto its own layout gives it back; redistribute from
+    Partial to the same Partial is allowed; a mesh's coordinate is a tuple, its repr
+    PyTorch's."""
+    for name in ("torch", "torchjax"):
+        lib, m, t = libs[name]
+        d = _d(lib, m, t, [t.Shard(0)])
+        assert t.distribute_tensor(d, d.device_mesh, [t.Shard(0)]) is d
+        p = t.DTensor.from_local(lib.ones(2), d.device_mesh, [t.Partial()])
+        assert p.redistribute(placements=[t.Partial()]).placements == (t.Partial(),)
+        assert d.device_mesh.get_coordinate() == (0,) and d.device_mesh.get_rank() == 0
+        assert repr(d.device_mesh) == "DeviceMesh((dp=1), 'cpu', stride=((),))"
