@@ -81,3 +81,42 @@ def test_what_pytorch_allows_still_runs(libs):
         assert p.redistribute(placements=[t.Partial()]).placements == (t.Partial(),)
         assert d.device_mesh.get_coordinate() == (0,) and d.device_mesh.get_rank() == 0
         assert repr(d.device_mesh) == "DeviceMesh((dp=1), 'cpu', stride=((),))"
+
+
+def _mlp(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 4))
+
+
+def _parallel(lib, plan):
+    tp = (__import__("torch.distributed.tensor.parallel", fromlist=["x"]) if lib is torch
+          else __import__("torchjax.distributed.tensor.parallel", fromlist=["x"]))
+    mesh = (tj_mesh if lib is torchjax else __import__(
+        "torch.distributed.device_mesh", fromlist=["x"])).init_device_mesh("cpu", (1,))
+    return tp.parallelize_module(_mlp(lib), mesh, plan(tp))
+
+
+PLANS = {
+    "a key nothing matches": lambda tp: {"9": tp.ColwiseParallel(), "0": tp.ColwiseParallel()},
+    "a deeper key nothing matches": lambda tp: {"*.weight": tp.ColwiseParallel()},
+    "no plan": lambda tp: None,
+    "a plan of another type": lambda tp: 3,
+    "ColwiseParallel of a ReLU": lambda tp: {"1": tp.ColwiseParallel()},
+    "RowwiseParallel of a ReLU": lambda tp: {"1": tp.RowwiseParallel()},
+}
+
+
+@pytest.mark.parametrize("name", list(PLANS))
+def test_tensor_parallel_plans_as_pytorchs(libs, name):
+    """What parallelize_module warns or raises, word for word (a key that matches nothing
+    warns, naming the module as printed, and is skipped), and which weights it laid out."""
+    def outcome(lib):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                m = _parallel(lib, PLANS[name])
+                laid = [type(p).__name__ != "Parameter" for p in m.parameters()]
+            except Exception as e:  # noqa: BLE001
+                laid = (type(e).__name__, str(e))
+        return laid, [str(w.message) for w in seen if "parallel" in str(w.message).lower()]
+    assert outcome(torchjax) == outcome(torch)
