@@ -120,3 +120,25 @@ def test_tensor_parallel_plans_as_pytorchs(libs, name):
                 laid = (type(e).__name__, str(e))
         return laid, [str(w.message) for w in seen if "parallel" in str(w.message).lower()]
     assert outcome(torchjax) == outcome(torch)
+
+
+WRAPPERS = {
+    "DDP of a module with nothing to train": lambda lib, fs, mesh, ddp: ddp(
+        lib.nn.Linear(2, 2).requires_grad_(False)),
+    "fully_shard twice": lambda lib, fs, mesh, ddp: fs(fs(lib.nn.Linear(2, 2))),
+    "fully_shard on a 3-d mesh": lambda lib, fs, mesh, ddp: fs(
+        lib.nn.Linear(2, 2), mesh=mesh.init_device_mesh("cpu", (1, 1, 1))),
+}
+
+
+@pytest.mark.parametrize("name", list(WRAPPERS))
+def test_wrapper_mistakes_as_pytorchs(libs, name):
+    import torch.distributed.device_mesh as pt_mesh
+    from torch.distributed.fsdp import fully_shard as pt_fs
+    from torch.nn.parallel import DistributedDataParallel as PtDDP
+
+    from torchjax.distributed.fsdp import fully_shard as tj_fs
+    from torchjax.nn.parallel import DistributedDataParallel as TjDDP
+    want = _outcome(WRAPPERS[name], torch, pt_fs, pt_mesh, PtDDP)
+    got = _outcome(WRAPPERS[name], torchjax, tj_fs, tj_mesh, TjDDP)
+    assert want is not None and got == want, (got, want)
