@@ -1,5 +1,6 @@
-"""DeviceMesh and DTensor called wrongly fail as PyTorch 2.13's do (a mesh of one CPU device;
-PyTorch's on a one-process gloo group): the same exception type and message. 8 devices:
+"""DeviceMesh, DTensor, parallelize_module, DistributedDataParallel and fully_shard called
+wrongly fail (or warn) as PyTorch 2.13's do (a mesh of one CPU device; PyTorch's on a
+one-process gloo group): the same exception type and message. 8 devices:
 dtensor_script.py's mesh_printing_coordinates_and_slicing_as_pytorch."""
 
 import warnings
