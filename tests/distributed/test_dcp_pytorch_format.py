@@ -201,3 +201,46 @@ def test_a_bytesio_and_objects_both_ways(tmp_path):
     sd = {"b": io.BytesIO(), "s": ""}
     _quiet(tj_dcp.load, sd, checkpoint_id=tmp_path / "pt")
     assert sd["b"].getvalue() == b"\x00raw" and sd["s"] == "text"
+
+
+@pytest.fixture(scope="module")
+def pytorch_fsdp_checkpoint(tmp_path_factory):
+    """(directory, rank 0's results) of a 2-process PyTorch FSDP job's dcp.save."""
+    import json
+    import os
+    import subprocess
+    import sys
+    path = tmp_path_factory.mktemp("pytorch_fsdp") / "ck"
+    script = os.path.join(os.path.dirname(__file__), "pytorch_fsdp_job.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE",
+                                                                    "MASTER_", "LOCAL_"))}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                           "--nproc-per-node", "2", script, str(path)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    return path, json.loads(line[len("RESULT "):])
+
+
+def test_a_two_rank_pytorch_fsdp_checkpoint_loads_into_one_process(pytorch_fsdp_checkpoint):
+    """PyTorch's FSDP2 job of 2 ranks wrote each rank's rows of every weight and moment into
+    its own .distcp file; torchjax's dcp.load puts both halves together into a plain model
+    and Adam (get_state_dict / set_state_dict), the full values PyTorch's ranks held."""
+    from torchjax.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    path, want = pytorch_fsdp_checkpoint
+    assert want["files"] == [".metadata", "__0_0.distcp", "__1_0.distcp"]
+    md = pickle.load(open(path / ".metadata", "rb"))
+    assert len(md.state_dict_metadata["model.0.weight"].chunks) == 2
+    nn = torchjax.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))  # (the job's)
+    opt = torchjax.optim.Adam(model.parameters(), lr=0.1)
+    msd, osd = get_state_dict(model, opt)
+    sd = {"model": msd, "optim": osd, "epoch": 0}
+    _quiet(tj_dcp.load, sd, checkpoint_id=path)
+    set_state_dict(model, opt, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+    assert sd["epoch"] == 2
+    for name, p in model.named_parameters():
+        np.testing.assert_array_equal(p.detach().numpy(), np.float32(want["params"][name]))
+        np.testing.assert_array_equal(opt.state[p]["exp_avg"].numpy(),
+                                      np.float32(want["exp_avg"][name]))
+        assert float(opt.state[p]["step"]) == 2.0
