@@ -244,3 +244,26 @@ def test_a_two_rank_pytorch_fsdp_checkpoint_loads_into_one_process(pytorch_fsdp_
         np.testing.assert_array_equal(opt.state[p]["exp_avg"].numpy(),
                                       np.float32(want["exp_avg"][name]))
         assert float(opt.state[p]["step"]) == 2.0
+
+
+def test_metadata_of_large_files_and_unicode_keys():
+    """The .metadata pickle torchjax writes opcode by opcode holds offsets past 2**31 (files of
+    several GB), non-ASCII keys and many chunks as PyTorch's unpickler reads them."""
+    from torchjax.distributed.checkpoint import _distcp
+    big = 3 * 2 ** 31 + 5
+    pieces = [{"file": "__0_0.distcp", "key": [big + 100 * k, 100], "offsets": [k, 0],
+               "sizes": [1, 4]} for k in range(300)]  # (past pickle's 256 short memo slots)
+    entries = {"modèle.w": {"kind": "tensor", "torch_dtype": "bfloat16", "shape": [300, 4],
+                            "pieces": pieces},
+               "epoch": {"kind": "object", "file": "__1_0.distcp", "key": [big, 7]}}
+    md = pickle.loads(_distcp.metadata_pickle(entries, {"modèle.w": ("modèle", "w"),
+                                                        "epoch": ("epoch",)}))
+    meta = md.state_dict_metadata["modèle.w"]
+    assert meta.properties.dtype is torch.bfloat16 and tuple(meta.size) == (300, 4)
+    assert [tuple(c.offsets) for c in meta.chunks] == [(k, 0) for k in range(300)]
+    where = {(i.fqn, None if i.offset is None else tuple(i.offset)): v
+             for i, v in md.storage_data.items()}
+    assert where[("modèle.w", (299, 0))].offset == big + 29900
+    assert where[("epoch", None)].relative_path == "__1_0.distcp"
+    assert where[("epoch", None)].offset == big and where[("epoch", None)].length == 7
+    assert md.planner_data == {"modèle.w": ("modèle", "w"), "epoch": ("epoch",)}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import struct
 
 import numpy as np
 
@@ -189,7 +190,6 @@ def metadata_pickle(entries: dict, paths: dict) -> bytes:
     file and [offset, length] key) are in .distcp files, pickled as PyTorch pickles it."""
     from ... import _dtypes
     from ..._serialization._extensions import Call, Construct
-    from ..._serialization._pickler import TorchPickler
     from ..._tensor import Size
     n = _names()
     layout = Call(n["_get_layout"], ("torch.strided",))
@@ -221,6 +221,98 @@ def metadata_pickle(entries: dict, paths: dict) -> bytes:
     md = Construct(n["Metadata"], (), {
         "state_dict_metadata": described, "planner_data": paths, "storage_data": storage,
         "storage_meta": None, "version": "1.0.0"})
-    buf = io.BytesIO()
-    TorchPickler(buf, 4, {}).dump(md)  # (protocol 4, as PyTorch's writer)
-    return buf.getvalue()
+    return _Protocol2().dumps(md)
+
+
+class _Protocol2:
+    """A protocol-2 pickle of the metadata's few kinds of objects, written opcode by opcode:
+    Python's pure-Python pickler (which can name PyTorch's classes without importing them)
+    took ~1 s for 6,400 chunks, this ~10x less. Globals are memoized as pickle does; nothing
+    else is shared in the metadata."""
+
+    def __init__(self):
+        from ... import _dtypes
+        from ..._serialization._extensions import Call, Construct
+        from ..._serialization._pickler import TorchName
+        from ..._tensor import Size
+        self.kinds = (_dtypes.dtype, TorchName, Size, Construct, Call)
+        self.out: list = [b"\x80\x02"]
+        self.memo: dict = {}
+
+    def dumps(self, obj) -> bytes:
+        self.value(obj)
+        self.out.append(b".")
+        return b"".join(self.out)
+
+    def glob(self, module: str, name: str) -> None:
+        i = self.memo.get((module, name))
+        if i is not None:
+            self.out.append(b"h" + bytes([i]) if i < 256 else b"j" + struct.pack("<I", i))
+            return
+        i = self.memo[(module, name)] = len(self.memo)
+        self.out.append(f"c{module}\n{name}\n".encode())
+        self.out.append(b"q" + bytes([i]) if i < 256 else b"r" + struct.pack("<I", i))
+
+    def value(self, v) -> None:  # noqa: C901  (one branch per kind of object)
+        dtype, TorchName, Size, Construct, Call = self.kinds
+        out = self.out
+        if v is None:
+            out.append(b"N")
+        elif v is True or v is False:
+            out.append(b"\x88" if v else b"\x89")
+        elif isinstance(v, int):
+            if -2 ** 31 <= v < 2 ** 31:
+                out.append(b"J" + struct.pack("<i", v))
+            else:
+                raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
+                out.append(b"\x8a" + bytes([len(raw)]) + raw)
+        elif isinstance(v, str):  # (memoized: field names and file names repeat)
+            i = self.memo.get(v)
+            if i is not None:
+                out.append(b"h" + bytes([i]) if i < 256 else b"j" + struct.pack("<I", i))
+                return
+            raw = v.encode("utf-8")
+            out.append(b"X" + struct.pack("<I", len(raw)) + raw)
+            i = self.memo[v] = len(self.memo)
+            out.append(b"q" + bytes([i]) if i < 256 else b"r" + struct.pack("<I", i))
+        elif isinstance(v, dtype):
+            self.glob("torch", v.name)
+        elif isinstance(v, TorchName):
+            self.glob(v.module, v.name)
+        elif type(v) is Size:
+            self.glob("torch", "Size")
+            self.value((tuple(v),))
+            out.append(b"R")
+        elif isinstance(v, Construct):  # cls.__new__(cls, *args), then its state
+            self.value(v.cls)
+            self.value(v.args)
+            out.append(b"\x81")
+            if v.state is not None:
+                self.value(v.state)
+                out.append(b"b")
+        elif isinstance(v, Call):
+            self.value(v.func)
+            self.value(v.args)
+            out.append(b"R")
+        elif isinstance(v, tuple):
+            out.append(b"(")
+            for x in v:
+                self.value(x)
+            out.append(b"t")
+        elif isinstance(v, list):
+            out.append(b"]")
+            if v:
+                out.append(b"(")
+                for x in v:
+                    self.value(x)
+                out.append(b"e")
+        elif isinstance(v, dict):
+            out.append(b"}")
+            if v:
+                out.append(b"(")
+                for k, x in v.items():
+                    self.value(k)
+                    self.value(x)
+                out.append(b"u")
+        else:
+            raise TypeError(f"dcp.save: {type(v).__name__} in a .metadata")
