@@ -267,3 +267,47 @@ def test_metadata_of_large_files_and_unicode_keys():
     assert where[("epoch", None)].relative_path == "__1_0.distcp"
     assert where[("epoch", None)].offset == big and where[("epoch", None)].length == 7
     assert md.planner_data == {"modèle.w": ("modèle", "w"), "epoch": ("epoch",)}
+
+
+@pytest.mark.parametrize("layout", ["pytorch", "torchjax", "torchjax_torch_save"])
+def test_dcp_to_torch_save_as_pytorchs(tmp_path, layout):
+    """format_utils.dcp_to_torch_save of a directory of either layout gives the file PyTorch's
+    gives for PyTorch's directory of the same state: the nested state dict, whole tensors,
+    objects (PyTorch's torch.load reads both files)."""
+    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save as pt_convert
+
+    from torchjax.distributed.checkpoint.format_utils import dcp_to_torch_save
+    _quiet(pt_dcp.save, _state(torch), checkpoint_id=tmp_path / "pt")
+    pt_convert(tmp_path / "pt", tmp_path / "want.pt")
+    if layout == "pytorch":
+        source = tmp_path / "pt"
+    elif layout == "torchjax":
+        _quiet(tj_dcp.save, _state(torchjax), checkpoint_id=tmp_path / "tj")
+        source = tmp_path / "tj"
+    else:
+        _tj_save(_state(torchjax), tmp_path / "tj")
+        source = tmp_path / "tj"
+    dcp_to_torch_save(source, tmp_path / "got.pt")
+    want = torch.load(tmp_path / "want.pt", weights_only=False)
+    got = torch.load(tmp_path / "got.pt", weights_only=False)
+    assert _plain(got) == _plain(want)
+    assert _plain(torchjax.load(tmp_path / "got.pt", weights_only=False)) == _plain(want)
+
+
+def test_torch_save_to_dcp_loads_back(tmp_path):
+    """format_utils.torch_save_to_dcp of PyTorch's torch.save file: a directory dcp.load
+    reads into the state dict (PyTorch's own conversion's, loaded by PyTorch, as the
+    oracle); quiet, as PyTorch's."""
+    from torch.distributed.checkpoint.format_utils import torch_save_to_dcp as pt_convert
+
+    from torchjax.distributed.checkpoint.format_utils import torch_save_to_dcp
+    torch.save(_state(torch), tmp_path / "sd.pt")
+    pt_convert(tmp_path / "sd.pt", tmp_path / "pt")
+    want = _state(torch, 0.0)
+    _quiet(pt_dcp.load, want, checkpoint_id=tmp_path / "pt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch_save_to_dcp(tmp_path / "sd.pt", tmp_path / "tj")
+    got = _state(torchjax, 0.0)
+    _quiet(tj_dcp.load, got, checkpoint_id=tmp_path / "tj")
+    assert _plain(got) == _plain(want)

@@ -119,7 +119,9 @@ def read_metadata(path: str) -> dict:
         entries[fqn] = {"kind": "tensor", "dtype": str(np.dtype(dtype.np)),
                         "torch_dtype": dtype.name, "shape": [int(n) for n in meta.size],
                         "pieces": pieces}
-    return {"format": "pytorch", "entries": entries}
+    paths = getattr(md, "planner_data", None)  # (each key's path, for format_utils)
+    return {"format": "pytorch", "entries": entries,
+            "paths": paths if isinstance(paths, dict) else {}}
 
 
 class Items:

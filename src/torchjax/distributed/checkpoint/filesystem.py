@@ -158,8 +158,9 @@ class FileSystemWriter:
         with open(path + ".tmp", "wb" if self._torch_save else "w") as f:
             if self._torch_save:
                 f.write(_distcp.metadata_pickle(metadata["entries"], paths or {}))
-            else:
-                json.dump(metadata, f)
+            else:  # (each key's path too, for format_utils.dcp_to_torch_save)
+                json.dump(dict(metadata, paths={k: list(v) for k, v in (paths or {}).items()}),
+                          f)
         self._sync(path + ".tmp")
         os.replace(path + ".tmp", path)
 
