@@ -128,3 +128,16 @@ def as_saved_on_cuda(raw: bytes) -> bytes:
                 data = data.replace(cpu, b"X\x06\x00\x00\x00cuda:0")
             dst.writestr(info.filename, data)
     return out.getvalue()
+
+
+def raised(fn, *args):
+    """The exception fn(*args) raises (warnings silenced), or None: for comparing what
+    torchjax and PyTorch raise for the same mistake."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001  (what each library raises is the point)
+            return e
+    return None

@@ -3,14 +3,13 @@ this process for both libraries): the same exception type and message for each m
 torchjax reshaped or indexed its way into an unrelated error or ran the call. Where PyTorch
 has only an internal assertion of its backend, torchjax raises its own RuntimeError."""
 
-import warnings
 
 import pytest
 import torch
 
 import torchjax
 import torchjax.distributed as tj_dist
-from tests.distributed._common import pytorch_world_of_one
+from tests.distributed._common import pytorch_world_of_one, raised
 
 
 @pytest.fixture(scope="module")
@@ -68,13 +67,8 @@ CASES = {
 
 
 def _error(fn, *args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fn(*args)
-        except Exception as e:  # noqa: BLE001  (what each library raises is the point)
-            return type(e).__name__, str(e)
-    return None
+    e = raised(fn, *args)
+    return None if e is None else (type(e).__name__, str(e))
 
 
 @pytest.mark.parametrize("name", list(CASES))

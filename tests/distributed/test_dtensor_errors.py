@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import torchjax
-from tests.distributed._common import pytorch_world_of_one
+from tests.distributed._common import pytorch_world_of_one, raised
 from torchjax.distributed import device_mesh as tj_mesh
 from torchjax.distributed import tensor as tj_tensor
 
@@ -54,13 +54,8 @@ CASES = {
 
 
 def _outcome(fn, *args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fn(*args)
-        except Exception as e:  # noqa: BLE001  (what each library raises is the point)
-            return type(e).__name__, e.args
-    return None
+    e = raised(fn, *args)
+    return None if e is None else (type(e).__name__, e.args)
 
 
 @pytest.mark.parametrize("name", list(CASES))

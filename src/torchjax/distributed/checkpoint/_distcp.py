@@ -255,6 +255,13 @@ class _Protocol2:
         self.out.append(f"c{module}\n{name}\n".encode())
         self.out.append(b"q" + bytes([i]) if i < 256 else b"r" + struct.pack("<I", i))
 
+    def marked(self, values, close: bytes) -> None:
+        """MARK, each value, then the opcode that takes them (TUPLE, APPENDS, SETITEMS)."""
+        self.out.append(b"(")
+        for x in values:
+            self.value(x)
+        self.out.append(close)
+
     def value(self, v) -> None:  # noqa: C901  (one branch per kind of object)
         dtype, TorchName, Size, Construct, Call = self.kinds
         out = self.out
@@ -297,24 +304,14 @@ class _Protocol2:
             self.value(v.args)
             out.append(b"R")
         elif isinstance(v, tuple):
-            out.append(b"(")
-            for x in v:
-                self.value(x)
-            out.append(b"t")
-        elif isinstance(v, list):
+            self.marked(v, b"t")
+        elif isinstance(v, list):  # (an empty one, then APPENDS of the items)
             out.append(b"]")
             if v:
-                out.append(b"(")
-                for x in v:
-                    self.value(x)
-                out.append(b"e")
-        elif isinstance(v, dict):
+                self.marked(v, b"e")
+        elif isinstance(v, dict):  # (an empty one, then SETITEMS of keys and values)
             out.append(b"}")
             if v:
-                out.append(b"(")
-                for k, x in v.items():
-                    self.value(k)
-                    self.value(x)
-                out.append(b"u")
+                self.marked([x for item in v.items() for x in item], b"u")
         else:
             raise TypeError(f"dcp.save: {type(v).__name__} in a .metadata")
