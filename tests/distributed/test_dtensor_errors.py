@@ -138,3 +138,29 @@ def test_wrapper_mistakes_as_pytorchs(libs, name):
     want = _outcome(WRAPPERS[name], torch, pt_fs, pt_mesh, PtDDP)
     got = _outcome(WRAPPERS[name], torchjax, tj_fs, tj_mesh, TjDDP)
     assert want is not None and got == want, (got, want)
+
+
+def _printed(lib, m, t):
+    from torch.distributed.fsdp import fully_shard as pt_fs
+
+    from torchjax.distributed.fsdp import fully_shard as tj_fs
+    mesh = m.init_device_mesh("cpu", (1,))
+    leaf = t.distribute_tensor(lib.ones(2, requires_grad=True), mesh, [t.Replicate()])
+    lin = lib.nn.Linear(2, 1)
+    with lib.no_grad():
+        lin.weight.fill_(1.0)
+    (pt_fs if lib is torch else tj_fs)(lin, mesh=mesh)
+    shown = {"leaf": leaf, "op": leaf * 2, "sum, 0-d": (leaf * 2).sum(),
+             "detach": (leaf * 2).detach(), "parameter": lin.weight,
+             "from_local": t.DTensor.from_local(lib.ones(2, requires_grad=True), mesh,
+                                                [t.Shard(0)]),
+             "named": t.distribute_tensor(lib.arange(6.0).reshape(2, 3), m.init_device_mesh(
+                 "cpu", (1,), mesh_dim_names=("dp",)), [t.Shard(1)])}
+    return {k: repr(v) for k, v in shown.items()}
+
+
+def test_dtensors_print_as_pytorchs(libs):
+    """repr of DTensors: the local tensor without history (requiring grad where PyTorch's
+    does: a leaf's, from_local's input; not a Parameter's), a 0-d one as its value, the mesh
+    and placements as PyTorch 2.13 prints them."""
+    assert _printed(*libs["torchjax"]) == _printed(*libs["torch"])

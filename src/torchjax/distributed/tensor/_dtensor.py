@@ -79,7 +79,16 @@ class DTensor(Tensor):
         return self._placements
 
     def __repr__(self) -> str:
-        return (f"DTensor(local_tensor={self.to_local()!r}, device_mesh={self._mesh!r}, "
+        # PyTorch's local tensor has no history (its ops run below autograd), and requires
+        # grad where it is the user's leaf: a leaf DTensor's, or the tensor from_local got;
+        # a Parameter's does not (the Parameter itself requires grad). Formatted as PyTorch's
+        # f-string formats it (a 0-d one as its value)
+        with grad_mode.no_grad():
+            local = self.to_local().detach()
+        if self.requires_grad and (self.__dict__.get("_local_requires_grad") or (
+                self.is_leaf and not isinstance(self, Parameter))):
+            local.requires_grad_(True)
+        return (f"DTensor(local_tensor={local}, device_mesh={self._mesh}, "
                 f"placements={self._placements})")
 
     # a DTensor's alias without history is a DTensor, as in PyTorch: a module's state_dict
@@ -119,7 +128,9 @@ class DTensor(Tensor):
         sizes = [mesh.size(i) for i in range(mesh.ndim)]
         glob = _from_local(local_tensor, tuple(placements), tuple(sizes))
         sharding = sharding_of(mesh, placements, glob.shape)
-        return _as_dtensor(reshard(glob, sharding), mesh, placements)
+        d = _as_dtensor(reshard(glob, sharding), mesh, placements)
+        d.__dict__["_local_requires_grad"] = local_tensor.requires_grad  # (for printing)
+        return d
 
     @staticmethod
     def from_sharded(t: Tensor, device_mesh: DeviceMesh) -> DTensor:
