@@ -1,5 +1,6 @@
 """Checkpointing an FSDP model and its Adam state on 8 virtual CPU devices: torchjax's
-torch.distributed.checkpoint (sharded) and torch.save of the full state dict, against
+torch.distributed.checkpoint (sharded; its own layout and PyTorch's .distcp one) and
+torch.save of the full state dict, against
 PyTorch's own dcp and torch.save of the same sizes in one process.
 
     python bench/bench_dcp.py            # 5 rounds
@@ -32,6 +33,10 @@ import warnings  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 import torchjax  # noqa: E402
 import torchjax.distributed.checkpoint as dcp  # noqa: E402
+from torchjax.distributed.checkpoint.filesystem import (  # noqa: E402
+    FileSystemWriter,
+    SerializationFormat,
+)
 from torchjax.distributed.checkpoint.state_dict import (  # noqa: E402
     StateDictOptions,
     get_state_dict,
@@ -69,10 +74,14 @@ def timed(fn) -> float:
     return time.perf_counter() - t
 
 
-def torchjax_dcp(model, opt, where):
+def torchjax_dcp(model, opt, where, pytorch_layout=False):
     def save():
         msd, osd = get_state_dict(model, opt)
-        dcp.save({"model": msd, "optim": osd}, checkpoint_id=where)
+        if pytorch_layout:  # PyTorch's .distcp files (its dcp.load reads them)
+            dcp.save({"model": msd, "optim": osd}, storage_writer=FileSystemWriter(
+                where, serialization_format=SerializationFormat.TORCH_SAVE))
+        else:
+            dcp.save({"model": msd, "optim": osd}, checkpoint_id=where)
     save = timed(save)
     other, other_opt = build(torchjax, True)
 
@@ -135,6 +144,7 @@ def main():
     model, opt = build(torchjax, True)
     columns = {
         "torchjax dcp (8 devices)": lambda w: torchjax_dcp(model, opt, w),
+        "torchjax dcp, .distcp (8)": lambda w: torchjax_dcp(model, opt, w, True),
         "torchjax torch.save full": lambda w: torchjax_full(model, opt, w + ".pt"),
         "PyTorch dcp (1 process)": lambda w: pytorch("dcp", w),
         "PyTorch torch.save": lambda w: pytorch("save", w + ".pt"),

@@ -5,6 +5,7 @@ must run before jax is imported."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -109,3 +110,34 @@ def pytorch_world_of_one():
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def as_saved_on_cuda(raw: bytes) -> bytes:
+    """A torch.save file of a CPU job's tensors (DTensors on meshes told they were "cuda"),
+    rewritten as a GPU job writes it: each storage's location (and a DTensor's device) is
+    "cuda:0". The pickle (protocol 2) names the location "cpu" once and refers back to it."""
+    import zipfile
+    src = zipfile.ZipFile(io.BytesIO(raw))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("/data.pkl"):
+                cpu = b"X\x03\x00\x00\x00cpu"
+                assert data.count(cpu) == 1 and b"cuda:0" not in data
+                data = data.replace(cpu, b"X\x06\x00\x00\x00cuda:0")
+            dst.writestr(info.filename, data)
+    return out.getvalue()
+
+
+def raised(fn, *args):
+    """The exception fn(*args) raises (warnings silenced), or None: for comparing what
+    torchjax and PyTorch raise for the same mistake."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001  (what each library raises is the point)
+            return e
+    return None

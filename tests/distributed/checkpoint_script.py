@@ -200,5 +200,95 @@ def dcp_loads_a_checkpoint_of_one_device_onto_eight():
             np.testing.assert_array_equal(np.asarray(v._data), np.asarray(opt.state[q][key]._data))
 
 
+@check
+def pytorchs_dcp_directory_of_a_sharded_model_both_ways():
+    """An FSDP model and its Adam state in PyTorch's layout (FileSystemWriter's TORCH_SAVE:
+    8 chunks of each weight in __0_0.distcp): PyTorch's dcp.load (one process, no process
+    group) puts them together into its plain model and Adam; PyTorch's directory of that
+    model loads onto a fresh FSDP model on 8 devices, which trains on as the saved one."""
+    import importlib
+
+    from torchjax.distributed.checkpoint.filesystem import FileSystemWriter, SerializationFormat
+    pt = importlib.import_module("torch")  # (an `import torch` would hide torchjax here)
+    pt_dcp = importlib.import_module("torch.distributed.checkpoint")
+    pt_sd = importlib.import_module("torch.distributed.checkpoint.state_dict")
+    model = sharded(net())
+    opt = trained(model)
+    msd, osd = get_state_dict(model, opt)
+    path = tempfile.mkdtemp()
+    md = dcp.save({"model": msd, "optim": osd}, storage_writer=FileSystemWriter(
+        path, serialization_format=SerializationFormat.TORCH_SAVE))
+    assert sorted(os.listdir(path)) == [".metadata", "__0_0.distcp"]
+    assert len(md.state_dict_metadata["model.0.weight"].chunks) == 8
+    pt_net = pt.nn.Sequential(pt.nn.Linear(16, 64), pt.nn.ReLU(), pt.nn.Linear(64, 8))
+    pt_opt = pt.optim.Adam(pt_net.parameters(), lr=1e-2)
+    m, o = pt_sd.get_state_dict(pt_net, pt_opt)
+    sd = {"model": m, "optim": o}
+    pt_dcp.load(sd, checkpoint_id=path)
+    pt_sd.set_state_dict(pt_net, pt_opt, model_state_dict=sd["model"],
+                         optim_state_dict=sd["optim"])
+    for (k, p), q in zip(model.named_parameters(), pt_net.parameters()):
+        np.testing.assert_array_equal(full(p), q.detach().numpy(), err_msg=k)
+        for key, v in opt.state[p].items():
+            np.testing.assert_array_equal(np.asarray(v._data), pt_opt.state[q][key].numpy())
+    # torchjax reads its own .distcp chunks too: onto one device, and onto HSDP's layout
+    plain = net()
+    dcp.load({"model": plain.state_dict()}, checkpoint_id=path)
+    hsdp = sharded(copy.deepcopy(net()), mesh=init_device_mesh("cpu", (2, 4),
+                                                               mesh_dim_names=("r", "s")))
+    dcp.load({"model": hsdp.state_dict()}, checkpoint_id=path)
+    for p, h, q in zip(plain.parameters(), hsdp.parameters(), model.parameters()):
+        np.testing.assert_array_equal(full(p), full(q))
+        np.testing.assert_array_equal(full(h), full(q))
+    back = tempfile.mkdtemp()
+    m, o = pt_sd.get_state_dict(pt_net, pt_opt)
+    pt_dcp.save({"model": m, "optim": o}, checkpoint_id=back)
+    other = sharded(copy.deepcopy(net()))
+    other_opt = torch.optim.Adam(other.parameters(), lr=1e-2)
+    m2, o2 = get_state_dict(other, other_opt)
+    sd = {"model": m2, "optim": o2}
+    dcp.load(sd, checkpoint_id=back)
+    set_state_dict(other, other_opt, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+    for p, q in zip(other.parameters(), model.parameters()):
+        np.testing.assert_array_equal(full(p), full(q))
+        assert isinstance(p, DTensor) and len(p._data.sharding.device_set) == 8
+        for key, v in other_opt.state[p].items():
+            np.testing.assert_array_equal(np.asarray(v._data), np.asarray(opt.state[q][key]._data))
+    step, other_step = train_step(model, opt), train_step(other, other_opt)
+    for x, y in batches(4)[2:]:
+        close(step(x, y), other_step(x, y))
+
+
+@check
+def map_location_moves_a_gpu_jobs_dtensors_onto_this_jobs_devices():
+    """A GPU job's file of DTensors on a (2, 4) "cuda" mesh and its sub-mesh, loaded with
+    map_location="cpu": the same placements and values on a CPU mesh of the same shape,
+    names and device ids, laid out over its 8 devices."""
+    mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("gdp", "gtp"))
+    mesh.device_type = "cuda"  # (what the file says of the mesh; read by the saver only)
+    x = torch.arange(64.0).reshape(8, 8)
+    saved = {"both": distribute_tensor(x, mesh, [Shard(0), Shard(1)]),
+             "sub": distribute_tensor(x, mesh["gtp"], [Shard(1)])}
+    buf = io.BytesIO()
+    torch.save(saved, buf)
+    raw = _common.as_saved_on_cuda(buf.getvalue())
+    try:
+        torch.load(io.BytesIO(raw))
+        raise AssertionError("a CUDA storage loaded on a CPU-only machine")
+    except RuntimeError as e:
+        assert "Attempting to deserialize object on a CUDA device" in str(e)
+    got = torch.load(io.BytesIO(raw), map_location="cpu")
+    want_mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("gdp", "gtp"))
+    for k, want in saved.items():
+        d = got[k]
+        assert isinstance(d, DTensor) and d.placements == want.placements, k
+        assert d.device_mesh.device_type == "cpu" and d.device.type == "cpu", k
+        assert d._data.sharding.is_equivalent_to(want._data.sharding, d.ndim), k
+        assert len(d._data.sharding.device_set) == 8, k
+        np.testing.assert_array_equal(full(d), x.numpy())
+    assert got["both"].device_mesh == want_mesh
+    assert got["sub"].device_mesh == want_mesh["gtp"]
+
+
 if __name__ == "__main__":
     run()

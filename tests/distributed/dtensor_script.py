@@ -27,7 +27,7 @@ def mesh_names_sizes_and_slices():
     assert tp.ndim == 1 and tp.size() == 4 and tp.mesh.tolist() == [0, 1, 2, 3]
     assert mesh["dp"].mesh.tolist() == [0, 4]
     assert mesh.mesh.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
-    assert mesh.get_coordinate() == [0, 0] and tp.get_local_rank() == 0
+    assert mesh.get_coordinate() == (0, 0) and tp.get_local_rank() == 0
     assert mesh.get_group("tp").size() == 4 and mesh.get_group(0).size() == 2
     assert tuple(mesh.jax_mesh.axis_names) == ("dp", "tp")
     assert DeviceMesh("cpu", [[0, 1, 2, 3], [4, 5, 6, 7]], mesh_dim_names=("dp", "tp")) == mesh
@@ -77,10 +77,15 @@ def redistribute_and_partial():
     assert torch.equal(r.full_tensor(), x)
     rep = r.redistribute(placements=[Replicate()])
     assert shard_shapes(rep) == [(8, 16)] and torch.equal(rep.full_tensor(), x)
-    p = rep.redistribute(placements=[Partial()])
+    try:  # PyTorch 2.13 refuses any redistribution to Partial (test_dtensor_errors.py)
+        rep.redistribute(placements=[Partial()])
+        raise AssertionError("redistributed to Partial")
+    except RuntimeError as e:
+        assert "redistributing to Partial is for internal use only" in str(e)
+    p = DTensor.from_local(x / 8, mesh, [Partial()])  # each device's x / 8: the sum is x
     assert p.placements == (Partial("sum"),)
     assert torch.allclose(p.to_local(), x / 8)
-    assert torch.equal(p.redistribute(placements=[Replicate()]).full_tensor(), x)
+    assert torch.allclose(p.redistribute(placements=[Replicate()]).full_tensor(), x)
     # from_local: every device's shard is the local tensor, as if each rank passed it
     loc = torch.randn(2, 3)
     f = DTensor.from_local(loc, mesh, [Shard(0)])
@@ -346,6 +351,39 @@ def optimizers_step_dtensor_leaves():
                 w = w.full_tensor()
             got.append(w.detach().numpy())
         np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-6)
+
+
+@check
+def mesh_printing_coordinates_and_slicing_as_pytorch():
+    """A (2, 4) mesh's repr (named, unnamed, sliced, with a dimension of size 1), coordinate
+    and a slice out of order, against PyTorch 2.13's DeviceMesh in a fake world of 8 ranks."""
+    import importlib
+
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    pdist = importlib.import_module("torch.distributed")  # (`import torch` is torchjax here)
+    pmesh = importlib.import_module("torch.distributed.device_mesh").init_device_mesh
+
+    def surface(init):
+        m = init("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+        out = [repr(m), repr(m["tp"]), repr(m["dp"]), repr(m["dp", "tp"]),
+               repr(init("cpu", (2, 4))), repr(init("cpu", (8,))),
+               repr(init("cpu", (2, 1, 4), mesh_dim_names=("a", "b", "c"))),
+               m.get_coordinate(), m["tp"].get_coordinate(), m.get_rank()]
+        for bad in (lambda: m["tp", "dp"], lambda: m["pp"], lambda: m.get_group("pp")):
+            try:
+                bad()
+                out.append(None)
+            except KeyError as e:
+                out.append(e.args)
+        return out
+
+    got = surface(init_device_mesh)
+    pdist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
+    try:
+        want = surface(pmesh)
+    finally:
+        pdist.destroy_process_group()
+    assert got == want, (got, want)
 
 
 if __name__ == "__main__":

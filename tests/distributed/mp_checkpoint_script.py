@@ -1,7 +1,8 @@
 """Run by test_mp_checkpoint.py as a 2-process job (torchjax's launcher): a fully_shard model
 over both processes and its Adam state, saved with torch.distributed.checkpoint (each process
 its own rows) and loaded into a fresh model, and saved per rank with torch.save / loaded
-with torch.load as DTensors; a DDP model's replicated parameters through dcp. Each process prints its results as one JSON line."""
+with torch.load as DTensors; a DDP model's replicated parameters through dcp; the checkpoint
+in PyTorch's layout too. Each process prints its results as one JSON line."""
 
 import faulthandler
 import json
@@ -69,6 +70,16 @@ out["chunks"] = [[list(c.offsets), list(c.sizes)]
                  for c in md.state_dict_metadata["model.0.weight"].chunks]
 out["params"] = full(mlp.parameters())
 out["adam"] = [local(opt.state[p]["exp_avg"]) for p in mlp.parameters()]
+# the same in PyTorch's layout (each process its .distcp file), for PyTorch's dcp.load
+from torch.distributed.checkpoint.filesystem import (  # noqa: E402
+    FileSystemWriter,
+    SerializationFormat,
+)
+
+pt_path = os.path.join(path, "pytorch")
+dcp.save({"model": msd, "optim": osd, "epoch": 2}, storage_writer=FileSystemWriter(
+    pt_path, serialization_format=SerializationFormat.TORCH_SAVE))
+out["pytorch_files"] = sorted(os.listdir(pt_path))
 
 other, other_opt = model(1)
 m2, o2 = get_state_dict(other, other_opt)

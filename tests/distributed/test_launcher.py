@@ -44,3 +44,20 @@ def test_refuses_what_it_cannot_do():
     with pytest.raises(SystemExit, match="need --master-port"):
         run.main(["--nnodes", "2", "x.py"])
     assert os.environ.get("RANK") is None  # the launcher sets variables only for its children
+
+
+def test_init_process_group_names_the_missing_variable_as_pytorch(monkeypatch):
+    """PyTorch's env:// rendezvous reads RANK, then WORLD_SIZE (its messages, word for word,
+    checked against torch 2.13's). A job of one process needs no MASTER_ADDR/MASTER_PORT here
+    (no rendezvous happens), where PyTorch asks for them."""
+    import torchjax.distributed as dist
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    for missing, env in (("RANK", {}), ("WORLD_SIZE", {"RANK": "0"})):
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        with pytest.raises(ValueError, match=f"^Error initializing torch.distributed using "
+                                             f"env:// rendezvous: environment variable "
+                                             f"{missing} expected, but not set"):
+            dist.init_process_group("gloo")
+    assert not dist.is_initialized()

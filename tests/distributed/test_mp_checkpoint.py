@@ -109,3 +109,28 @@ def test_the_checkpoint_loads_in_one_process(ranks, eight):
     assert got["devices"] == [8 if eight else 1] * 4
     for p, (a, b) in enumerate(zip(ranks[0]["adam"], ranks[1]["adam"])):
         np.testing.assert_array_equal(np.array(got["adam"][p]), np.concatenate([a, b]))
+
+
+def test_pytorch_reads_both_processes_files_in_its_layout(ranks):
+    """FileSystemWriter(serialization_format=TORCH_SAVE): each process wrote its rows into its
+    own .distcp file; PyTorch's dcp.load in one process puts them together."""
+    import warnings
+
+    import torch
+    import torch.distributed.checkpoint as pt_dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    for res in ranks:
+        assert res["pytorch_files"] == [".metadata", "__0_0.distcp", "__1_0.distcp"]
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+    opt = torch.optim.Adam(net.parameters(), lr=0.1)
+    m, o = get_state_dict(net, opt)
+    sd = {"model": m, "optim": o, "epoch": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pt_dcp.load(sd, checkpoint_id=os.path.join(ranks[0]["path"], "pytorch"))
+    set_state_dict(net, opt, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+    assert sd["epoch"] == 2
+    assert [p.detach().numpy().tolist() for p in net.parameters()] == ranks[0]["params"]
+    for i, p in enumerate(net.parameters()):
+        rows = np.concatenate([np.asarray(ranks[r]["adam"][i]) for r in range(2)])
+        np.testing.assert_array_equal(opt.state[p]["exp_avg"].numpy(), rows)

@@ -230,6 +230,8 @@ class Loader:
     def __init__(self, read_record, map_location, swap_bytes: bool):
         self._read = read_record  # name -> bytes-like
         self._restore = _restorer(map_location)
+        self._callable_map = callable(map_location) and not isinstance(
+            map_location, (str, bytes, dict, _device.device))
         self._swap = swap_bytes
         self._storages: dict = {}
         self._devices: dict = {}
@@ -330,6 +332,9 @@ class Loader:
         # (a DTensor's data is in the state that follows: see rebuild_from_type_v2)
         if cls not in _extensions.REBUILDERS:
             raise NotImplementedError(f"torchjax.load: tensor subclass {cls!r}")
+        if self._callable_map:  # (PyTorch's wrapper subclasses take a device, not a storage)
+            raise RuntimeError("Callable map_location not supported with "
+                               "_rebuild_wrapper_subclass or _rebuild_device_tensor_from_numpy")
         return _extensions.WrapperMeta(cls, dtype, _ints(size, "size"), _ints(stride, "stride"),
                                        str(device), bool(requires_grad))
 

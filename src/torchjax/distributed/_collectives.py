@@ -20,8 +20,9 @@ import numpy as np
 
 from .._autograd import grad_mode
 from .._tensor import Tensor
+from . import _arg_checks as check
 from . import _eager_programs, _per_rank
-from ._process_group import MeshGroup, _group
+from ._process_group import _STATE, GroupMember, MeshGroup, _group
 
 __all__ = ["ReduceOp", "all_reduce", "all_gather", "all_gather_into_tensor",
            "reduce_scatter_tensor", "reduce_scatter", "broadcast", "reduce", "gather", "scatter",
@@ -152,7 +153,9 @@ def _mine(rows, g):
 
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """tensor <- the reduction of every process's tensor, in place."""
+    check.tensor(tensor)
     g = _process_group(group)
+    check.reduction(tensor, op, _STATE.backend)
     if _member(g):
         _write(tensor, _run("reduce", op, tensor, g))
     return _done(async_op)
@@ -161,10 +164,13 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
 def reduce(tensor: Tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = False,
            group_dst=None):
     """Like all_reduce, but only rank dst keeps the result (the others' tensors are left)."""
+    check.tensor(tensor)
     g = _process_group(group)
+    dst = dst if group_dst is None else g.ranks[group_dst]
+    check.root("reduce", dst, g, GroupMember.WORLD)
+    check.reduction(tensor, op, _STATE.backend)
     if _member(g):
         value = _run("reduce", op, tensor, g)
-        dst = dst if group_dst is None else g.ranks[group_dst]
         if _across(tensor, g):  # every rank traces the same program: a select by rank
             _write(tensor, _per_rank.keep_on(dst, value, tensor._data))
         elif jax.process_index() == dst:
@@ -174,10 +180,10 @@ def reduce(tensor: Tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: 
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
     """tensor_list[r] <- rank r's tensor, in place."""
+    check.tensor_list(tensor_list, "tensor_list")
+    check.tensor(tensor)
     g = _process_group(group)
-    if len(tensor_list) != g.size():
-        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a group of "
-                         f"{g.size()}")
+    check.gathered(tensor_list, tensor, g.size())
     if _member(g):
         rows = _run("gather", None, tensor, g, (("rows",),))
         for r, t in enumerate(tensor_list):
@@ -188,7 +194,10 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=None,
                            async_op: bool = False):
     """output_tensor <- every rank's input, concatenated on dim 0 (or stacked)."""
+    check.tensor(output_tensor, "output_tensor")
+    check.tensor(input_tensor, "input_tensor")
     g = _process_group(group)
+    check.gathered_into(output_tensor, input_tensor, g.size())
     if _member(g):
         _write(output_tensor, _run("gather", None, input_tensor, g,
                                    (("reshape", tuple(output_tensor.shape)),)))
@@ -198,7 +207,11 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group=None,
                           async_op: bool = False):
     """output <- this rank's dim-0 chunk of the reduction of every rank's input."""
+    check.tensor(output, "output")
+    check.tensor(input, "input")
     g = _process_group(group)
+    check.scattered_from(output, input, g.size())
+    check.reduction(input, op, _STATE.backend)
     if _member(g):
         k = input.shape[0] // g.size()
         _write(output, _run("reduce", op, input, g,
@@ -210,7 +223,11 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
                    async_op: bool = False):
     """output <- the reduction over ranks of their input_list[this rank]."""
     import torchjax
+    check.tensor(output, "output")
+    check.tensor_list(input_list, "input_list")
     g = _process_group(group)
+    check.reduce_scatter_list(input_list, g.size())
+    check.reduction(output, op, _STATE.backend)
     if _member(g):
         _write(output, _run("reduce", op, torchjax.stack(list(input_list)), g,
                             (("mine", 1, 0), ("row", 0))))
@@ -219,9 +236,12 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
 
 def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False, group_src=None):
     """tensor <- rank src's tensor, in place on every rank."""
+    check.tensor(tensor)
     g = _process_group(group)
+    src = src if group_src is None else g.ranks[group_src]
+    check.root("broadcast", src, g, GroupMember.WORLD)
     if _member(g):
-        i = g.ranks.index(src) if group_src is None else group_src
+        i = g.ranks.index(src)
         _write(tensor, _run("gather", None, tensor, g, (("row", i),)))
     return _done(async_op)
 
@@ -232,13 +252,17 @@ def gather(tensor: Tensor, gather_list=None, dst: int = 0, group=None, async_op:
 
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.gather.
     """
+    check.tensor(tensor)
     g = _process_group(group)
+    dst = dst if group_dst is None else g.ranks[group_dst]
+    check.root("gather", dst, g, GroupMember.WORLD)
     if _member(g):
+        check.rooted_list(gather_list, "gather", jax.process_index() == dst, g.size())
         across = _across(tensor, g)
         rows = _run("gather", None, tensor, g, () if across else (("rows",),))
         if across:
             _per_rank.keep(rows)
-        if jax.process_index() == (dst if group_dst is None else g.ranks[group_dst]):
+        if jax.process_index() == dst:
             for r, t in enumerate(gather_list):
                 _write(t, rows[r])
     return _done(async_op)
@@ -251,9 +275,12 @@ def scatter(tensor: Tensor, scatter_list=None, src: int = 0, group=None, async_o
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.scatter.
     """
     import torchjax
+    check.tensor(tensor)
     g = _process_group(group)
     source = src if group_src is None else g.ranks[group_src]
+    check.root("scatter", source, g, GroupMember.WORLD)
     if _member(g):
+        check.rooted_list(scatter_list, "scatter", jax.process_index() == source, g.size())
         mine = torchjax.stack(list(scatter_list)) if jax.process_index() == source else \
             torchjax.zeros((g.size(),) + tuple(tensor.shape), dtype=tensor.dtype)
         i = g.ranks.index(source)
@@ -273,7 +300,10 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
     if output_split_sizes is not None or input_split_sizes is not None:
         raise NotImplementedError("all_to_all_single with split sizes is not supported by "
                                   "torchjax: JAX needs equal splits")
+    check.tensor(output, "output")
+    check.tensor(input, "input")
     g = _process_group(group)
+    check.exchanged(output, input, g.size())
     if _member(g):
         k = input.shape[0] // g.size()
         _write(output, _run("gather", None, input, g,
@@ -287,7 +317,10 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_to_all.
     """
     import torchjax
+    check.tensor_list(output_tensor_list, "output_tensor_list")
+    check.tensor_list(input_tensor_list, "input_tensor_list")
     g = _process_group(group)
+    check.all_to_all_lists(output_tensor_list, input_tensor_list, g.size())
     if _member(g):
         shape = (g.size(),) + tuple(input_tensor_list[0].shape)
         # rank r's input_tensor_list[this rank], for every r
@@ -324,7 +357,9 @@ def broadcast_object_list(object_list: list, src: int = 0, group=None, device=No
     See https://pytorch.org/docs/stable/distributed.html#torch.distributed.broadcast_object_list.
     """
     g = _process_group(group)
+    src = src if group_src is None else g.ranks[group_src]
+    check.root("broadcast", src, g, GroupMember.WORLD)
     if _member(g):
         rows = _object_rows(list(object_list), g)
-        object_list[:] = rows[g.ranks.index(src) if group_src is None else group_src]
+        object_list[:] = rows[g.ranks.index(src)]
 

@@ -116,6 +116,9 @@ class DistributedDataParallel(Module):
                                       "supported by torchjax")
         if process_group is not None and device_mesh is not None:
             raise RuntimeError("Cannot specify both process_group and device_mesh arguments.")
+        if not any(p.requires_grad for p in module.parameters()):
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
+                               "have any parameter that requires a gradient.")
         from ._process_group import MeshGroup
         if isinstance(process_group, MeshGroup):  # mesh.get_group("dp"): that mesh dimension
             device_mesh = process_group.device_mesh[process_group.dim_name]

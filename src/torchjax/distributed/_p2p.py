@@ -48,8 +48,9 @@ def _peer(peer, group, group_peer, what: str) -> int:
                                   "transfer; pass src")
     me = jax.process_index()
     if peer == me:
-        raise ValueError(f"Invalid {'destination' if what == 'send' else 'source'} rank: "
-                         f"should not be the same as rank of the current process.")
+        kind = "destination" if what == "send" else "source"
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank "
+                         f"of the current process.")
     if not 0 <= peer < jax.process_count():
         raise ValueError(f"Invalid {'destination' if what == 'send' else 'source'} rank "
                          f"{peer}: the job has {jax.process_count()} processes")

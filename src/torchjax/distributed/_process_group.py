@@ -62,8 +62,8 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if init_method not in (None, "env://") and not str(init_method).startswith("tcp://"):
         raise NotImplementedError(f"init_process_group(init_method={init_method!r}) is not "
                                   "supported by torchjax; use env:// or tcp://host:port")
+    me = _env_int("RANK", rank)  # (read first, so a missing one is named as PyTorch names it)
     world = _env_int("WORLD_SIZE", world_size)
-    me = _env_int("RANK", rank)
     if not 0 <= me < world:
         raise ValueError(f"init_process_group: rank {me} is not in [0, {world})")
     if world > 1 and not jax.distributed.is_initialized():
@@ -213,8 +213,10 @@ def timeout_seconds() -> float:
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
               group_desc=None, device_id=None):
     """A group of some of the processes (every process must call it, as in PyTorch)."""
+    from . import _arg_checks
     world = _group(None).size()
     ranks = sorted(range(world) if ranks is None else ranks)
+    _arg_checks.group_ranks(ranks, world)
     if len(ranks) < world:  # every rank calls new_group: all agree to coordinate traces
         _coordinated.SUBGROUPS[0] = True
     return ProcessGroup(ranks)

@@ -11,11 +11,13 @@ sub-mesh means.
 from __future__ import annotations
 
 import math
+import os
 
 import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh
 
+from .._strides import contiguous_strides
 from .._tensor import Tensor
 
 __all__ = ["DeviceMesh", "init_device_mesh"]
@@ -122,17 +124,19 @@ class DeviceMesh:
         if not self._named:
             raise RuntimeError("Cannot slice a DeviceMesh without mesh_dim_names")
         names = (names,) if isinstance(names, str) else tuple(names)
-        for n in names:
-            if n not in self._dims:
-                raise KeyError(f"Invalid mesh_dim_name {n!r} specified. Valid mesh_dim_names "
-                               f"are {list(self._dims)}")
+        if any(n not in self._dims for n in names):
+            raise KeyError(f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names "
+                           f"are {list(self._dims)}.")
+        if [self._dims.index(n) for n in names] != sorted(self._dims.index(n) for n in names):
+            raise KeyError(f"Invalid mesh_dim_names {names} specified. Mesh dim indices should "
+                           f"be in ascending order.")
         return DeviceMesh._view(self, names)
 
     def _name(self, mesh_dim) -> str:
         if isinstance(mesh_dim, str):
             if mesh_dim not in self._dims:
-                raise KeyError(f"Mesh dimension {mesh_dim!r} does not exist. Available mesh "
-                               f"dimensions are: mesh_dim_names={list(self._dims)}")
+                raise KeyError(f"Mesh dimension '{mesh_dim}' does not exist.",
+                               f"Available mesh dimensions are: mesh_dim_names={self._dims}")
             return mesh_dim
         if not -self.ndim <= mesh_dim < self.ndim:
             raise IndexError(f"mesh_dim {mesh_dim} is out of range for a {self.ndim}-d mesh")
@@ -155,7 +159,7 @@ class DeviceMesh:
         if full is None:
             return None
         names = self.jax_mesh.axis_names
-        return [full[names.index(n)] for n in self._dims]
+        return tuple(full[names.index(n)] for n in self._dims)  # (PyTorch 2.13's: a tuple)
 
     def get_local_rank(self, mesh_dim: int | str | None = None) -> int:
         """This process's coordinate along `mesh_dim` (needed when the mesh has more than one
@@ -172,6 +176,8 @@ class DeviceMesh:
     def get_rank(self) -> int:
         """This process's global rank."""
         from . import _process_group
+        if not _process_group.is_initialized():  # (PyTorch's init_device_mesh starts the
+            return jax.process_index()           # default group; one process needs none)
         return _process_group.get_rank()
 
     def get_group(self, mesh_dim: int | str | None = None):
@@ -202,8 +208,19 @@ class DeviceMesh:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        names = f", mesh_dim_names={self._dims}" if self._named else ""
-        return f"DeviceMesh('{self.device_type}', {self.mesh.tolist()}{names})"
+        # PyTorch 2.13's: the sizes (named), the device type and each dimension's stride in
+        # the root mesh's row-major order of positions (none for a dimension of size 1)
+        sizes = self.shape
+        shown = (f"({', '.join(f'{n}={k}' for n, k in zip(self._dims, sizes))})" if self._named
+                 else str(sizes))
+        root = self.jax_mesh.axis_names
+        strides = contiguous_strides(self._ids.shape)
+        stride = tuple(strides[root.index(n)] if self.jax_mesh.shape[n] > 1 else ()
+                       for n in self._dims)
+        text = f"DeviceMesh({shown}, '{self.device_type}', stride={stride}"
+        if os.environ.get("TORCH_DISTRIBUTED_DEBUG", "") == "DETAIL":
+            text += f", Mesh: {self.mesh.tolist()}"
+        return text + ")"
 
 
 def init_device_mesh(device_type: str, mesh_shape, *, mesh_dim_names=None,
@@ -215,7 +232,9 @@ def init_device_mesh(device_type: str, mesh_shape, *, mesh_dim_names=None,
                                   "torchjax: JAX's runtime is the only backend")
     shape = tuple(int(s) for s in mesh_shape)
     if mesh_dim_names is not None and len(mesh_dim_names) != len(shape):
-        raise RuntimeError("mesh_shape and mesh_dim_names should have same length!")
+        raise RuntimeError(f"mesh_shape and mesh_dim_names should have same length! Found "
+                           f"len(mesh_dim_names): {len(mesh_dim_names)} and len(mesh_shape):"
+                           f"{len(shape)}.")
     n = math.prod(shape)
     available = len(_devices(device_type))
     if n > available:

@@ -10,6 +10,7 @@ get/set_state_dict, the FQN-keyed state dicts these are made for."""
 from . import (
     default_planner,
     filesystem,
+    format_utils,
     metadata,
     state_dict,
     state_dict_loader,
@@ -33,4 +34,4 @@ __all__ = ["save", "load", "async_save", "save_state_dict", "load_state_dict",
            "FileSystemWriter", "FileSystemReader", "DefaultSavePlanner", "DefaultLoadPlanner",
            "Stateful", "Metadata", "TensorStorageMetadata", "BytesStorageMetadata",
            "ChunkStorageMetadata", "TensorProperties", "state_dict", "state_dict_saver", "state_dict_loader",
-           "filesystem", "metadata", "default_planner", "stateful"]
+           "filesystem", "format_utils", "metadata", "default_planner", "stateful"]

@@ -70,7 +70,7 @@ def _read_tensor(reader, fqn: str, entry: dict, target: Tensor):
 
 def _read_object(reader, fqn: str, entry: dict):
     from ... import serialization
-    raw = reader.read(entry["file"], entry["key"], (), "uint8").tobytes()
+    raw = reader.read_bytes(entry["file"], entry["key"])
     if entry["kind"] == "bytesio":
         return io.BytesIO(raw)
     # as PyTorch's planner loads them: the checkpoint is trusted like a pickle

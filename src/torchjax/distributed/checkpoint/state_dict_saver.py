@@ -53,9 +53,8 @@ def _pieces(t: Tensor, rank: int, world: int) -> list:
     return out
 
 
-def _index(flat: dict, rank: int, world: int) -> tuple[dict, dict]:
+def _index(flat: dict, rank: int, world: int, writer) -> tuple[dict, dict]:
     """(this process's index {fqn: entry}, its pieces {name: values})."""
-    from ... import serialization
     index, arrays = {}, {}
     for fqn, value in flat.items():
         if isinstance(value, Tensor):
@@ -68,13 +67,8 @@ def _index(flat: dict, rank: int, world: int) -> tuple[dict, dict]:
                 entry["pieces"].append({"key": name, "offsets": list(offsets),
                                         "sizes": list(values.shape)})
         elif rank == 0:
-            buf = io.BytesIO()
-            raw = value.getvalue() if isinstance(value, io.BytesIO) else None
-            if raw is None:
-                serialization.save(value, buf)
-                raw = buf.getvalue()
             name = f"{fqn}/bytes"
-            arrays[name] = np.frombuffer(raw, np.uint8)
+            arrays[name] = writer.object_item(value)
             entry = {"kind": "bytesio" if isinstance(value, io.BytesIO) else "bytes",
                      "key": name}
         else:
@@ -127,13 +121,14 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer=None, planner=N
     rank, world = _common.job(no_dist, process_group, "save")
     writer = _common.storage(storage_writer, checkpoint_id, FileSystemWriter)
     sd = {k: v.state_dict() if isinstance(v, Stateful) else v for k, v in state_dict.items()}
-    flat, _ = flatten(sd)
-    index, arrays = _index(flat, rank, world)
+    flat, paths = flatten(sd)
     writer.prepare(rank)
+    index, arrays = _index(flat, rank, world, writer)
     name = writer.write_pieces(rank, arrays)
     for entry in index.values():
         for piece in entry.get("pieces", [entry]):
             piece["file"] = name
+            piece["key"] = writer.locate(piece["key"])
     if world > 1:
         from .. import _collectives
         indexes = [None] * world
@@ -143,7 +138,7 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer=None, planner=N
     entries = _merge(indexes)
     if rank == 0:
         writer.write_metadata({"format": FORMAT, "version": 1, "world_size": world,
-                               "entries": entries})
+                               "entries": entries}, paths=paths)
     if world > 1:
         from .. import _process_group
         _process_group.barrier()  # no process returns before the checkpoint is whole

@@ -197,6 +197,10 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
         return module
     if not isinstance(module, Module):
         raise TypeError(f"fully_shard expects an nn.Module, got {type(module).__name__}")
+    if isinstance(module, FSDPModule):  # (PyTorch's composable APIs: once per module)
+        raise AssertionError(f"Each distinct composable distributed API can only be applied to "
+                             f"a module once. fully_shard has already been applied to the "
+                             f"following module:\n{module}")
     if shard_placement_fn is not None:
         raise NotImplementedError("fully_shard(shard_placement_fn=) is not supported by "
                                   "torchjax: parameters shard on dim 0")
@@ -204,8 +208,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
         raise NotImplementedError("fully_shard(offload_policy=) is not supported by torchjax")
     mesh = mesh if mesh is not None else default_mesh()
     if mesh.ndim > 2:
-        raise ValueError(f"fully_shard expects a 1-d mesh (FSDP) or a 2-d mesh (HSDP), got a "
-                         f"{mesh.ndim}-d mesh")
+        raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh!r}")
     ignored = set(map(id, ignored_params or ()))
     for p in module.parameters():
         if id(p) in ignored or getattr(p, "_fsdp", False):

@@ -79,7 +79,16 @@ class DTensor(Tensor):
         return self._placements
 
     def __repr__(self) -> str:
-        return (f"DTensor(local_tensor={self.to_local()!r}, device_mesh={self._mesh!r}, "
+        # PyTorch's local tensor has no history (its ops run below autograd), and requires
+        # grad where it is the user's leaf: a leaf DTensor's, or the tensor from_local got;
+        # a Parameter's does not (the Parameter itself requires grad). Formatted as PyTorch's
+        # f-string formats it (a 0-d one as its value)
+        with grad_mode.no_grad():
+            local = self.to_local().detach()
+        if self.requires_grad and (self.__dict__.get("_local_requires_grad") or (
+                self.is_leaf and not isinstance(self, Parameter))):
+            local.requires_grad_(True)
+        return (f"DTensor(local_tensor={local}, device_mesh={self._mesh}, "
                 f"placements={self._placements})")
 
     # a DTensor's alias without history is a DTensor, as in PyTorch: a module's state_dict
@@ -119,7 +128,9 @@ class DTensor(Tensor):
         sizes = [mesh.size(i) for i in range(mesh.ndim)]
         glob = _from_local(local_tensor, tuple(placements), tuple(sizes))
         sharding = sharding_of(mesh, placements, glob.shape)
-        return _as_dtensor(reshard(glob, sharding), mesh, placements)
+        d = _as_dtensor(reshard(glob, sharding), mesh, placements)
+        d.__dict__["_local_requires_grad"] = local_tensor.requires_grad  # (for printing)
+        return d
 
     @staticmethod
     def from_sharded(t: Tensor, device_mesh: DeviceMesh) -> DTensor:
@@ -153,14 +164,17 @@ class DTensor(Tensor):
                      async_op: bool = False, forward_dtype=None, backward_dtype=None) -> DTensor:
         """The same value laid out as `placements` (XLA moves the data)."""
         mesh = device_mesh or self._mesh
+        if placements is None:
+            raise RuntimeError("placements is needed for redistribute!")
+        placements = list(placements)
+        for old, new in zip(self._placements, placements):  # (PyTorch's rule, any source)
+            if isinstance(new, Partial) and old != new:
+                raise RuntimeError(f"Can not redistribute from {old} to {new}, redistributing "
+                                   f"to Partial is for internal use only!")
         if mesh.jax_mesh != self._mesh.jax_mesh:
             raise NotImplementedError("DTensor.redistribute to another DeviceMesh is not "
                                       "supported by torchjax; distribute_tensor(t.full_tensor())")
         placements = normalize(placements, mesh, self.ndim)
-        for old, new in zip(self._placements, placements):
-            if isinstance(new, Partial) and not isinstance(old, (Partial, Replicate)):
-                raise RuntimeError(f"redistribute from {old} to {new} is not supported, as "
-                                   "in PyTorch")
         return _as_dtensor(reshard(self, sharding_of(mesh, placements, self.shape)), mesh,
                            placements)
 
@@ -170,9 +184,17 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
     """`tensor` laid out over `device_mesh` as `placements` (default: replicated): a leaf
     DTensor that requires grad when tensor does, as PyTorch's."""
     mesh = device_mesh or _default_mesh()
-    if isinstance(tensor, DTensor):
-        raise ValueError("distribute_tensor: the input is already a DTensor; use redistribute")
     placements = normalize(placements, mesh, tensor.ndim)
+    if isinstance(tensor, DTensor):  # (as PyTorch's: given back when nothing changes)
+        if tensor.device_mesh != mesh:
+            raise ValueError(f"Cannot distribute a DTensor with device mesh "
+                             f"{tensor.device_mesh} to a different device mesh {mesh}.")
+        if tensor.placements != placements:
+            raise ValueError(f"Cannot distribute a DTensor with placements "
+                             f"{tensor.placements} to a different placements "
+                             f"{list(placements)}. do you want to call `redistribute` "
+                             f"instead?")
+        return tensor
     _per_rank.refuse("distribute_tensor")  # (PyTorch's takes rank 0's values)
     sharding = sharding_of(mesh, placements, tensor.shape)
     with grad_mode.no_grad():

@@ -108,7 +108,8 @@ def normalize(placements, mesh, ndim: int) -> tuple:
             raise TypeError(f"placements must be Shard, Replicate or Partial, got {p!r}")
         if isinstance(p, Shard):
             if not -ndim <= p.dim < max(ndim, 1):
-                raise IndexError(f"Shard({p.dim}) of a {ndim}-d tensor")
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {p.dim})")
             p = Shard(p.dim % ndim) if p.dim < 0 else p
         out.append(p)
     return tuple(out)

@@ -27,7 +27,7 @@ from ..._strides import contiguous_strides
 from ..._tensor import Size, Tensor
 from ..._x64 import scoped
 from .._reshard import place_array
-from ..device_mesh import DeviceMesh
+from ..device_mesh import DeviceMesh, _devices
 from ._dtensor import DTensor, _as_dtensor, _grad_as_dtensor, lay_out_parameter
 from ._placements import Partial, Replicate, Shard, sharding_of
 
@@ -205,17 +205,17 @@ def _axis_offsets(axis) -> list:
     return offsets
 
 
-def _mesh_from(rec) -> DeviceMesh:
-    built = rec.__dict__.get("_torchjax_mesh")
-    if built is not None:
-        return built
+def _mesh_from(rec, device_type: str) -> DeviceMesh:
+    """The DeviceMesh a pickled one stands for, over `device_type`'s devices."""
+    built = rec.__dict__.setdefault("_torchjax_meshes", {})
+    if device_type in built:
+        return built[device_type]
     names = getattr(rec, "_mesh_dim_names", None)
-    device_type = getattr(rec, "_device_type", "cpu")
     root = getattr(rec, "_root_mesh", None)
     if root is not None:
         if names is None:
             raise NotImplementedError("torchjax.load: a DTensor on an unnamed sub-mesh")
-        mesh = _mesh_from(root)[tuple(names)]
+        mesh = _mesh_from(root, device_type)[tuple(names)]
     else:
         rank_map = rec._rank_map
         ranks = np.asarray(rank_map._data if isinstance(rank_map, Tensor) else rank_map)
@@ -229,8 +229,27 @@ def _mesh_from(rec) -> DeviceMesh:
                 f"torchjax.load: the checkpoint holds a DTensor on a DeviceMesh of "
                 f"{device_type} devices {ids.tolist()}, which this job does not have ({e}). "
                 f"Load it in a job with the devices it was saved from") from None
-    rec.__dict__["_torchjax_mesh"] = mesh
+    built[device_type] = mesh
     return mesh
+
+
+def _device_type(saved: str, local: Tensor) -> str:
+    """The device type a loaded DTensor's mesh is over: the saved mesh's, unless map_location
+    put its local tensor on another kind of device. PyTorch then moves the local tensor and
+    the DTensor's device and keeps the mesh's device type (its mesh is only a list of
+    ranks); here the array lives on the mesh's devices, so the mesh moves too: the same
+    shape, names and device ids over the local tensor's kind of devices."""
+    here = local.device.type
+    if here == "meta":
+        raise NotImplementedError("torchjax.load: map_location='meta' for a DTensor is not "
+                                  "supported")
+    platform = next(iter(local._data.devices())).platform
+    try:
+        if _devices(saved)[0].platform == platform:
+            return saved
+    except (ValueError, RuntimeError):  # (none of the saved kind here: the local's it is)
+        pass
+    return here
 
 
 def _placement_from(rec):
@@ -252,7 +271,7 @@ def rebuild_dtensor(meta, state: dict) -> DTensor:
     local, spec = state.get("_local_tensor"), state.get("_spec")
     if not isinstance(local, Tensor) or type(spec).__name__ != "DTensorSpec":
         raise pickle.UnpicklingError("a DTensor's state must hold its _local_tensor and _spec")
-    mesh = _mesh_from(spec.mesh)
+    mesh = _mesh_from(spec.mesh, _device_type(getattr(spec.mesh, "_device_type", "cpu"), local))
     placements = tuple(_placement_from(p) for p in spec.placements)
     _multi_process_partial(placements, "torch.load")
     shape = tuple(meta.size)

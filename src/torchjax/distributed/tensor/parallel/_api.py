@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import warnings
 
 from ...device_mesh import DeviceMesh
 from ._style import ParallelStyle
@@ -16,26 +17,38 @@ def parallelize_module(module, device_mesh: DeviceMesh | None = None, paralleliz
         from .._dtensor import _default_mesh
         device_mesh = _default_mesh()
     if parallelize_plan is None:
+        warnings.warn("No parallelize_plan is provided and auto-parallel is not supported at "
+                      "the moment, so this parallelize_module call will do nothing.",
+                      stacklevel=2)
         return module
     if isinstance(parallelize_plan, ParallelStyle):
         return parallelize_plan._apply(module, device_mesh)
     if not isinstance(parallelize_plan, dict):
-        raise TypeError(f"parallelize_plan must be a ParallelStyle or a dict of them, got "
-                        f"{type(parallelize_plan).__name__}")
-    names = dict(module.named_modules())
-    for pattern, style in parallelize_plan.items():
+        raise TypeError(f"Expect Union[ParallelStyle, Dict[str, ParallelStyle]] for "
+                        f"parallelize_plan, {type(parallelize_plan)} found!")
+    for path, style in parallelize_plan.items():
         if not isinstance(style, ParallelStyle):
-            raise TypeError(f"parallelize_plan[{pattern!r}] is not a ParallelStyle: {style!r}")
-        # PyTorch matches each dotted atom with fnmatch ("layers.*.mlp")
-        hits = [n for n in names if n and _matches(n, pattern)]
-        if not hits:
-            raise ValueError(f"parallelize_plan: no submodule of {type(module).__name__} "
-                             f"matches {pattern!r}")
-        for n in hits:
-            style._apply(names[n], device_mesh)
+            raise TypeError(f"parallelize_plan[{path!r}] is not a ParallelStyle: {style!r}")
+        if path == "":  # (PyTorch's shortcut: the module itself)
+            style._apply(module, device_mesh)
+        else:
+            _apply_path(module, device_mesh, path, style)
     return module
 
 
-def _matches(name: str, pattern: str) -> bool:
-    a, b = name.split("."), pattern.split(".")
-    return len(a) == len(b) and all(fnmatch.fnmatch(x, y) for x, y in zip(a, b))
+def _apply_path(module, mesh, path: str, style) -> None:
+    """PyTorch's walk of a plan key: its first dotted token matched (fnmatch) against the
+    module's children, then the rest against each match's; a token nothing matches warns, as
+    PyTorch's does, and that entry (for that branch) is skipped."""
+    token, _, rest = path.partition(".")
+    matched = [child for name, child in module.named_children() if fnmatch.fnmatch(name, token)]
+    if not matched:
+        warnings.warn(f"Parallelize plan key '{path}' could not be resolved: no submodule "
+                      f"matching token '{token}' in module {module}, skipping this plan entry.",
+                      stacklevel=3)
+        return
+    for child in matched:
+        if rest:
+            _apply_path(child, mesh, rest, style)
+        else:
+            style._apply(child, mesh)

@@ -102,8 +102,8 @@ class _Linearish(ParallelStyle):
             self._embedding(module, mesh)
             desired_in = Replicate()
         else:
-            raise NotImplementedError(f"{type(self).__name__} supports nn.Linear and "
-                                      f"nn.Embedding, got {type(module).__name__}")
+            raise NotImplementedError(f"{type(self).__name__} currently only support "
+                                      f"nn.Linear and nn.Embedding!")
         module.register_forward_pre_hook(
             lambda m, args: _map_args(args, (desired_in,), mesh))
         out = self.output_layouts
