@@ -144,6 +144,11 @@ GRAPH_HOOKS: list = []
 # together with the thread's pending forward (_deferred_backward.run, set on its import)
 WITH_FORWARD: list = [None]
 
+# f() for each backward over a plain graph whose structure was seen before (a repeating
+# workload): grad deferral's cool-down, made by new structures, ends there
+# (_deferred_grad.repeated)
+REPEATED: list = []
+
 # How many backward passes ran in this process: torchjax.compile tells from it whether a
 # traced step differentiated inside (its results are then not differentiable again).
 RUNS = [0]
@@ -446,6 +451,8 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
             _counts[h] = count
             return False
         _counts.pop(h, None)
+        for f in REPEATED:
+            f()
         # (inside a JAX trace, torchjax.compile's, the fused backward is part of the traced
         # step and its arrays are tracers: nothing to compile apart)
         if BACKGROUND and _one_off.top_level():
@@ -462,10 +469,13 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
                 fn, _programs.compile_ahead(prog, (args, given)))
             return False
         fn = _seen[key] = _compile_fused(key)
-    elif fn.__class__ is _Compiling:
-        if fn.thread.is_alive():
-            return False
-        fn = _seen[key] = fn.fn
+    else:
+        for f in REPEATED:
+            f()
+        if fn.__class__ is _Compiling:
+            if fn.thread.is_alive():
+                return False
+            fn = _seen[key] = fn.fn
     saved = []
     leaves = []
     for n in nodes:
