@@ -21,6 +21,7 @@ from torchjax import (
     _deferred_grad,
     _deferred_programs,
     _deferred_split,
+    _deferred_template,
     _deferred_windows,
     _result_hooks,
 )
@@ -178,8 +179,10 @@ def test_grad_fn_called_directly():
 
 
 def test_new_structures_cool_down_repeated_ones_do_not(monkeypatch):
-    # (without windows: with them a new structure finds its windows' programs, below)
+    # (without windows and templates: with them a new structure finds its windows' programs,
+    # below, or its template's, test_deferred_template.py)
     monkeypatch.setattr(_deferred, "WINDOWS", [False])
+    monkeypatch.setattr(_deferred_template, "ON", [False])
     rng = random.Random(7)
     for _ in range(3):  # the kinds of call get their per-kind data
         _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))
@@ -207,6 +210,7 @@ def test_a_repeated_structure_ends_the_cool_down_new_ones_made(monkeypatch):
     doubling; its sequence seen before runs op by op while its program is made (not a miss),
     so it never cools down again, and its forward is deferred from then on."""
     monkeypatch.setattr(_deferred, "WINDOWS", [False])
+    monkeypatch.setattr(_deferred_template, "ON", [False])
     rng = random.Random(5)
     for _ in range(3):
         _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))

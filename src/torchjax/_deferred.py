@@ -116,7 +116,7 @@ class _Seq:
     """One thread's pending ops, in order."""
 
     __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
-                 "error", "lock", "owner", "graph", "pieces")
+                 "error", "lock", "owner", "graph", "pieces", "warm")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
@@ -136,6 +136,9 @@ class _Seq:
         self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
         self.graph = False  # whether any op recorded a tape node (_deferred_grad)
         self.pieces = False  # whether it holds a split's pieces (_deferred_split)
+        # whether a program for it is being made though its key is new (its template's,
+        # _deferred_template): its run op by op is then no miss for the cool-down
+        self.warm = False
         self.done = False
         self.error = None
         # made by the first reader from another thread (_force_other): a lock per sequence
@@ -535,7 +538,7 @@ def _run(seq):
                 outs = prog(*ext)
             else:
                 # (a sequence with tape nodes seen before is warming up, not missing: _grad.ran)
-                seen = misses >= 0 and key in _dp.SEEN
+                seen = misses >= 0 and (seq.warm or key in _dp.SEEN)
                 outs = _outputs(key, ops, ext, flat, live, True, misses >= 0)
     except BaseException as e:
         seq.error = e

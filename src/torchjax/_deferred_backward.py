@@ -28,7 +28,14 @@ import sys
 
 import jax
 
-from . import _deferred, _deferred_programs, _deferred_split, _one_off, _programs
+from . import (
+    _deferred,
+    _deferred_programs,
+    _deferred_split,
+    _deferred_template,
+    _one_off,
+    _programs,
+)
 from . import _deferred_grad as _grad
 from ._autograd import engine, fused
 from ._autograd.node import AccumulateGrad
@@ -103,14 +110,16 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     key = (tuple(flat), live, structure, tree, tuple(where))
     prog = _PROGRAMS.get(key)
     if prog is None:
+        # (a graph not seen before, or whose program is being made: its template's program,
+        # keyed on the kinds of its ops rather than its structure, may run it)
         if not _seen_enough(key):
-            return False
+            return _template(seq, nodes, graph, root_slots, root_grads, live, results)
         prog = _program(key, seq.ops, args, root_grads)
         if prog is None:
-            return False
+            return _template(seq, nodes, graph, root_slots, root_grads, live, results)
     elif prog.__class__ is engine._Compiling:
         if prog.thread.is_alive():
-            return False
+            return _template(seq, nodes, graph, root_slots, root_grads, live, results)
         prog = _PROGRAMS[key] = prog.fn
     for n in nodes:
         if type(n) is not AccumulateGrad:
@@ -144,6 +153,11 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         else:
             n.release()
     return True
+
+
+def _template(seq, nodes, graph, root_slots, root_grads, live, results):
+    return _deferred_template.run(seq, nodes, graph, root_slots, root_grads, live, results,
+                                  _deferred_split._Item, _deferred_split._NO_RESULT, _CONCRETE)
 
 
 def _seen_enough(key) -> bool:

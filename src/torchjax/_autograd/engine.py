@@ -188,6 +188,16 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
 
+def run_rest(roots, root_grads):
+    """The rest of a backward whose first part ran elsewhere (a pending forward's template
+    program, _deferred_template.py): from `roots` [(node, output_nr)] with their gradients
+    (arrays), fused or node by node, no graph hooks and no flush (the caller did both)."""
+    nodes, root_slots, parts = _structure(roots)
+    if nodes is not None and _run_fused(nodes, root_slots, parts, root_grads, False):
+        return
+    run_nodes(ARRAYS, planned(roots, None), roots, root_grads, False, None)
+
+
 def planned(roots, targets):
     """The visiting order, and (with targets) the nodes whose backward must run."""
     order = _plan(roots)
