@@ -30,6 +30,8 @@ the COMPILE_AFTER-th time it is seen, compiled on engine's background thread.
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -44,7 +46,8 @@ COMPILE_AFTER = 2
 _MAX = 32  # programs kept (cleared when full); also bounds the sightings table
 _PROGRAMS: dict = {}
 _SEEN: dict = {}
-STATS = {"runs": 0, "programs": 0}  # for tests and benchmarks
+# for tests and benchmarks: runs of a template's program, programs made, sequences analysed
+STATS = {"runs": 0, "programs": 0, "analysed": 0}
 _flatten = jax.tree_util.tree_flatten
 _unflatten = jax.tree_util.tree_unflatten
 _Ref = _grad.Ref
@@ -54,18 +57,110 @@ class _Decline(Exception):
     """This graph is not one for a template: the usual path runs it."""
 
 
+class _Key:
+    """A template's key with its hash kept: the key is a tuple of a few hundred entries,
+    hashed again by every lookup otherwise (~20 us)."""
+
+    __slots__ = ("k", "h")
+
+    def __init__(self, k):
+        self.k, self.h = k, hash(k)
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        return self is other or self.h == other.h and self.k == other.k
+
+
+class _Quick:
+    """What a later sequence of a template must repeat for the template's key, arguments and
+    index array to be its own, checked in a few C-level lookups instead of the analysis
+    (which cost ~400 us of Python per tree-net step): the positions of `flat` that do not
+    vary, and how to read the ones that do (_quick)."""
+
+    __slots__ = ("key", "n_flat", "n_nodes", "get", "static", "members", "dyn", "slot_of",
+                 "nodes", "bare", "ext_edges", "n_out", "roots")
+
+
+# (kinds of call per op, results still alive, implicit roots) -> the _Quick of the template
+# last analysed for them
+_QUICK: dict = {}
+
+
+def _quick(q, seq, nodes, graph, root_slots, results):
+    """(arguments, index array, outside edges, the sequence's nodes) for a sequence of the
+    template `q` describes; None when this sequence differs from it (then analysed)."""
+    flat = seq.key
+    if len(flat) != q.n_flat or len(nodes) != q.n_nodes or q.get(flat) != q.static:
+        return None
+    for p, k, v in q.members:
+        if flat[p][1][k] != v:
+            return None
+    slot_of = q.slot_of
+    try:
+        idx = [slot_of[flat[p] if k is None else flat[p][1][k]] for p, k in q.dyn]
+    except KeyError:  # a read of a result no buffer holds
+        return None
+    seq_nodes = []
+    for r, spec in q.nodes:
+        fn = results[r]._grad_fn
+        if fn is None or fn._spec is not spec or id(fn) not in graph:
+            return None
+        seq_nodes.append(fn)
+    for r in q.bare:  # (ops that recorded no node in the graph still record none there)
+        fn = results[r]._grad_fn
+        if fn is not None and id(fn) in graph:
+            return None
+    outside = [None] * q.n_out
+    for k, e, slot in q.ext_edges:
+        edge = seq_nodes[k]._edges[e]
+        if slot is None:
+            if edge is not None:
+                return None
+            continue
+        rep = outside[slot]
+        if rep is None:
+            if edge is None:
+                return None
+            outside[slot] = edge
+        elif edge is None or edge[0] is not rep[0] or edge[1] != rep[1]:
+            return None
+    for (k, nr), r in zip(root_slots, q.roots):
+        t = results[r]
+        if t._grad_fn is not nodes[k] or t._output_nr != nr:
+            return None
+    return tuple(seq.ext), idx, outside, seq_nodes
+
+
 def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_result,
         concrete) -> bool:
     """Run the thread's pending sequence `seq` and the backward of the graph `nodes` (ids in
     `graph`) as the template's program; False when it is not (yet) one for a template."""
     if not ON[0]:
         return False
-    try:
-        t = _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls,
-                      no_result, concrete)
-    except _Decline:
-        return False
-    key, args, idx, outside, seq_nodes, outside_nodes = t
+    ops = seq.ops
+    flat = seq.key
+    sig = (tuple([flat[op[2] - 1] for op in ops]), live,
+           tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads))
+    q = _QUICK.get(sig)
+    got = None if q is None else _quick(q, seq, nodes, graph, root_slots, results)
+    if got is not None:
+        key = q.key
+        args, idx, outside, seq_nodes = got
+        outside_nodes = None
+    else:
+        STATS["analysed"] += 1
+        try:
+            t = _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls,
+                          no_result, concrete)
+        except _Decline:
+            return False
+        key, args, idx, outside, seq_nodes, outside_nodes, q = t
+        if q is not None:
+            if len(_QUICK) >= 4 * _MAX:
+                _QUICK.clear()
+            _QUICK[sig] = q
     prog = _PROGRAMS.get(key)
     if prog is None:
         h = hash(key)
@@ -94,7 +189,6 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
         n.check_saved()
     given = tuple(g for g in root_grads if g.__class__ is not engine.Ones)
     _grad.step_ended()  # (as the usual path's flush)
-    ops, flat = seq.ops, seq.key
     seq.done = True
     seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
     from ._deferred import _ran_alone  # (_deferred imports this module's user)
@@ -125,7 +219,11 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
             rest.append(g)
     if roots:
         engine.run_rest(roots, rest)
-    elif outside_nodes:  # (nodes outside that no gradient reached: released as the engine's)
+    else:  # (nodes outside that no gradient reached: released as the engine's)
+        if outside_nodes is None:
+            ids = {id(n) for n in seq_nodes}
+            outside_nodes = [n for n in nodes
+                             if type(n) is not AccumulateGrad and id(n) not in ids]
         for n in outside_nodes:
             n.release()
     return True
@@ -205,50 +303,71 @@ def _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls
                 c = (spec, q)
                 if first.setdefault(c, i - x.i) != i - x.i:
                     dyn.add(c)
-    reads = []  # (position in idx, result read there)
+    reads = []  # per position in idx, the result read there
+    dyn_pos = []  # ... and where it is in `flat`: (position, list member or None)
+    member_checks = []  # (position, member, source) of a list's members read directly
     buffered = set()  # kinds of call whose results are read by index
     outside = []  # edges leaving the sequence, in order of first use
     out_at = {}
+    ext_edges = []  # (op, edge, outside slot or None) of each input read from outside
 
-    def read(c, r, edge):
+    def read(c, r, edge, pos):
         if c in dyn:
             reads.append(r)
+            dyn_pos.append(pos)
             buffered.add(toks[r])
             return ("r", len(reads) - 1, edge is not None)
         return ("v", r, edge is not None)
 
-    def source(s, edge, c):
+    def source(s, edge, c, pos, i, e):
         if s.__class__ is int:
             if s < 0:
-                return read(c, ~s, edge)
+                return read(c, ~s, edge, pos)
             if edge is None:
+                if e is not None:
+                    ext_edges.append((i, e, None))
                 return ("x", s, None)
             k = out_at.get((id(edge[0]), edge[1]))
             if k is None:
                 k = out_at[(id(edge[0]), edge[1])] = len(outside)
                 outside.append(edge)
+            ext_edges.append((i, e, k))
             return ("x", s, k)
-        if s[0] is None:
-            return ("l", tuple(source(x, None if edge is None else edge[k], c + (k,))
-                               for k, x in enumerate(s[1])))
         return s  # a constant number
 
     steps = []
+    static = []  # the positions of `flat` that every sequence of this template repeats
     for i, (call, _, a, b) in enumerate(ops):
         n = node_of[i]
-        edges = n._edges if n is not None and call.__class__ is not item_cls else ()
+        edges = n._edges if n is not None and call.__class__ is not item_cls else None
         t = toks[i]
+        static.append(a - 1)
         srcs = flat[a:b]
         if len(srcs) == 1 and srcs[0].__class__ is tuple and srcs[0][0] is None:
             # (a list row: its node has an edge per member)
-            steps.append((source(srcs[0], edges or None, (t, 0)),))
+            conv = []
+            before = len(dyn_pos)
+            for k, x in enumerate(srcs[0][1]):
+                conv.append(source(x, None if edges is None else edges[k], (t, 0, k), (a, k),
+                                   i, None if edges is None else k))
+            if len(dyn_pos) == before:
+                static.append(a)
+            else:
+                member_checks.extend((a, k, x) for k, (x, cv) in enumerate(zip(srcs[0][1], conv))
+                                     if cv[0] != "r")
+            steps.append((("l", tuple(conv)),))
             continue
         conv = []
-        for j, s in enumerate(srcs):
-            conv.append(source(s, edges[j] if j < len(edges) else None, (t, j)))
+        for j, x in enumerate(srcs):
+            before = len(dyn_pos)
+            conv.append(source(x, edges[j] if edges is not None else None, (t, j), (a + j, None),
+                               i, j if edges is not None else None))
+            if len(dyn_pos) == before:
+                static.append(a + j)
         steps.append(tuple(conv))
     back = []
     seq_nodes = []
+    fast = True  # whether later sequences of this template may skip this analysis (_quick)
     for i, n, leaves, tree in saved:
         if results[i] is no_result:
             outs = tuple(out_of[(id(n), k)] for k in range(n._n_out))
@@ -258,12 +377,18 @@ def _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls
         lsrc = []
         for q, x in enumerate(leaves):
             if x.__class__ is _Ref:
-                lsrc.append(read((spec, q), x.i, None)[:2])
+                got = read((spec, q), x.i, None, None)
+                fast = fast and got[0] == "v"
+                lsrc.append(got[:2])
             elif x.__class__ is concrete and id(x) in where:
                 lsrc.append(("x", where[id(x)]))
-            else:  # another array or a number: an argument of its own
-                lsrc.append(("x", len(args)))
-                args.append(x)
+            else:
+                got = _number_source(x, flat, ops[i], ext)
+                if got is None:  # another array or number: an argument of its own
+                    got = ("x", len(args))
+                    args.append(x)
+                    fast = False
+                lsrc.append(got)
         seq_nodes.append(n)
         back.append((i, spec, outs, tree, tuple(lsrc)))
     # buffers: per result type, the results of the kinds read by index, in order
@@ -287,9 +412,42 @@ def _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls
         roots.append((r, g.key if g.__class__ is engine.Ones else None))
     gtypes = tuple(sorted((v[0], v[1], gk) for gk, v in groups.items()))
     rg = tuple(None if a is None else a[0] for a in (at[r] for r in reads))
-    key = (tuple(steps), tuple(at), tuple(back), tuple(roots), tuple(live), len(outside),
-           gtypes, rg)
-    return key, tuple(args), idx, outside, seq_nodes, outside_nodes
+    key = _Key((tuple(steps), tuple(at), tuple(back), tuple(roots), tuple(live),
+                len(outside), gtypes, rg))
+    quick = None
+    if fast:
+        slot_of = {~r: at[r][1] for r in range(n_ops) if at[r] is not None}
+        firsts = {}  # node -> its place in seq_nodes
+        for k, n in enumerate(seq_nodes):
+            firsts[id(n)] = k
+        quick = _Quick()
+        quick.key, quick.n_flat, quick.n_nodes = key, len(flat), len(nodes)
+        quick.get = itemgetter(*static)
+        quick.static = quick.get(flat)
+        quick.members = tuple(member_checks)
+        quick.dyn = tuple(dyn_pos)
+        quick.slot_of = slot_of
+        quick.nodes = tuple((out_of[(id(n), 0)] if results[i] is not no_result
+                             else out_of[(id(n), 0)], n._spec) for i, n, _, _ in saved)
+        quick.bare = tuple(i for i in range(n_ops) if node_of[i] is None
+                           and ops[i][0].__class__ is not item_cls
+                           and results[i] is not no_result)
+        quick.ext_edges = tuple((firsts[id(node_of[i])], e, k) for i, e, k in ext_edges)
+        quick.n_out = len(outside)
+        quick.roots = tuple(r for r, _ in roots)
+    return key, tuple(args), idx, outside, seq_nodes, outside_nodes, quick
+
+
+def _number_source(x, flat, op, ext):
+    """Where a number a node saved comes from among its op's inputs: ("x", i) for ext[i], the
+    constant's own source for a constant; None when it is none of them."""
+    for src in flat[op[2]:op[3]]:
+        if src.__class__ is int:
+            if src >= 0 and ext[src] is x:
+                return ("x", src)
+        elif src[0] is not None and src[1] is x:
+            return src
+    return None
 
 
 def _index(idx):
@@ -303,8 +461,8 @@ def _program(key, ops, args, idx, root_grads):
     thread (the usual path runs meanwhile)."""
     # (the ops' pure rows: equal tokens are equal rows, so any sequence of the template has
     # the same ones)
-    fn = _make(key, [p for _, p, _, _ in ops])
-    prog = _programs.program(fn, _ident(key, ops))
+    fn = _make(key.k, [p for _, p, _, _ in ops])
+    prog = _programs.program(fn, _ident(key.k, ops))
     if len(_PROGRAMS) >= _MAX:
         _PROGRAMS.clear()
     STATS["programs"] += 1
