@@ -113,13 +113,13 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         # (a graph not seen before, or whose program is being made: its template's program,
         # keyed on the kinds of its ops rather than its structure, may run it)
         if not _seen_enough(key):
-            return _template(seq, nodes, graph, root_slots, root_grads, live, results)
+            return _template(seq, nodes, graph, root_slots, root_grads, live, results, True)
         prog = _program(key, seq.ops, args, root_grads)
-        if prog is None:
-            return _template(seq, nodes, graph, root_slots, root_grads, live, results)
+        if prog is None:  # (while it compiles: a template's program made already may run it)
+            return _template(seq, nodes, graph, root_slots, root_grads, live, results, False)
     elif prog.__class__ is engine._Compiling:
         if prog.thread.is_alive():
-            return _template(seq, nodes, graph, root_slots, root_grads, live, results)
+            return _template(seq, nodes, graph, root_slots, root_grads, live, results, False)
         prog = _PROGRAMS[key] = prog.fn
     for n in nodes:
         if type(n) is not AccumulateGrad:
@@ -155,9 +155,10 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     return True
 
 
-def _template(seq, nodes, graph, root_slots, root_grads, live, results):
+def _template(seq, nodes, graph, root_slots, root_grads, live, results, make):
     return _deferred_template.run(seq, nodes, graph, root_slots, root_grads, live, results,
-                                  _deferred_split._Item, _deferred_split._NO_RESULT, _CONCRETE)
+                                  _deferred_split._Item, _deferred_split._NO_RESULT, _CONCRETE,
+                                  make)
 
 
 def _seen_enough(key) -> bool:

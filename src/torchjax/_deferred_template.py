@@ -134,9 +134,12 @@ def _quick(q, seq, nodes, graph, root_slots, results):
 
 
 def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_result,
-        concrete) -> bool:
+        concrete, make=True) -> bool:
     """Run the thread's pending sequence `seq` and the backward of the graph `nodes` (ids in
-    `graph`) as the template's program; False when it is not (yet) one for a template."""
+    `graph`) as the template's program; False when it is not (yet) one for a template.
+    make: count the template's sightings and make its program (False: the exact graph has
+    been seen before and gets a program of its own; only a template's program made already
+    may run it meanwhile)."""
     if not ON[0]:
         return False
     ops = seq.ops
@@ -144,6 +147,8 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
     sig = (tuple([flat[op[2] - 1] for op in ops]), live,
            tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads))
     q = _QUICK.get(sig)
+    if q is None and not make:
+        return False  # (no template program for it: not worth an analysis)
     got = None if q is None else _quick(q, seq, nodes, graph, root_slots, results)
     if got is not None:
         key = q.key
@@ -163,6 +168,8 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
             _QUICK[sig] = q
     prog = _PROGRAMS.get(key)
     if prog is None:
+        if not make:
+            return False
         h = hash(key)
         n = _SEEN.get(h, 0) + 1
         if n < COMPILE_AFTER:
