@@ -125,23 +125,7 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         if type(n) is not AccumulateGrad:
             n.check_saved()
     given = tuple(g for g in root_grads if g.__class__ is not engine.Ones)
-    _grad.step_ended()  # (as the usual path's flush)
-    ops = seq.ops
-    seq.done = True
-    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
-    _deferred._ran_alone(ops, flat)
-    try:
-        outs, grads = prog(tuple(args), given)
-    except BaseException as e:
-        seq.error = e
-        seq.finished = True
-        raise
-    _grad.ran(True)
-    for i, o in zip(live, outs):
-        t = results[i]
-        t._data = o
-        t.__dict__.pop("_lazy", None)  # (see _deferred._run)
-    seq.finished = True
+    grads = _grad.run_together(seq, live, results, lambda: prog(tuple(args), given))
     STATS["runs"] += 1
     k = 0
     for n in nodes:

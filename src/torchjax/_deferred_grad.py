@@ -135,6 +135,32 @@ def repeated():
 engine.REPEATED.append(repeated)
 
 
+def run_together(seq, live, results, call):
+    """Run the pending sequence `seq` with its backward as one program (`call()` gives the
+    values of the results in `live` and the gradients; _deferred_backward, _deferred_template)
+    as the usual path's flush would run it: one backward less to cool down, the sequence done,
+    its live results written, a fused run counted. Returns the gradients."""
+    step_ended()
+    ops, flat = seq.ops, seq.key
+    seq.done = True
+    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
+    from ._deferred import _ran_alone  # (_deferred imports this module)
+    _ran_alone(ops, flat)
+    try:
+        outs, grads = call()
+    except BaseException as e:
+        seq.error = e
+        seq.finished = True
+        raise
+    ran(True)
+    for i, o in zip(live, outs):
+        t = results[i]
+        t._data = o
+        t.__dict__.pop("_lazy", None)  # (see _deferred._run)
+    seq.finished = True
+    return grads
+
+
 def attach(t, prep, hit, dyn, seq, i, pattern, aval):
     """Give t, the pending result of call i of `seq` (a simple row), its node, as
     _record_simple gives an eager result its node; False (t unchanged) when the node cannot

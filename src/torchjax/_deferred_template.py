@@ -195,23 +195,7 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
     for n in seq_nodes:
         n.check_saved()
     given = tuple(g for g in root_grads if g.__class__ is not engine.Ones)
-    _grad.step_ended()  # (as the usual path's flush)
-    seq.done = True
-    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
-    from ._deferred import _ran_alone  # (_deferred imports this module's user)
-    _ran_alone(ops, flat)
-    try:
-        outs, grads = prog(args, _index(idx), given)
-    except BaseException as e:
-        seq.error = e
-        seq.finished = True
-        raise
-    _grad.ran(True)
-    for i, o in zip(live, outs):
-        r = results[i]
-        r._data = o
-        r.__dict__.pop("_lazy", None)  # (see _deferred._run)
-    seq.finished = True
+    grads = _grad.run_together(seq, live, results, lambda: prog(args, _index(idx), given))
     STATS["runs"] += 1
     for n in seq_nodes:
         n.release()
