@@ -39,6 +39,7 @@ from . import (
 from . import _deferred_grad as _grad
 from ._autograd import engine, fused
 from ._autograd.node import AccumulateGrad
+from ._scalar_args import seen_enough as _count
 
 ON = [True]  # (off: the usual path always; bench/bench_eager22_ab.py compares the two)
 COMPILE_AFTER = 2  # a (sequence, graph) pair seen this many times gets its program
@@ -148,15 +149,7 @@ def _template(seq, nodes, graph, root_slots, root_grads, live, results, make):
 def _seen_enough(key) -> bool:
     # counted by the key's hash: a key holds the graph's structure, a tuple per node, and
     # kept for every new graph they cost Python's cyclic GC (see engine._counts)
-    h = hash(key)
-    n = _SEEN.get(h, 0) + 1
-    if n < COMPILE_AFTER:
-        if len(_SEEN) >= 4 * _MAX:
-            _SEEN.clear()
-        _SEEN[h] = n
-        return False
-    _SEEN.pop(h, None)
-    return True
+    return _count(_SEEN, hash(key), COMPILE_AFTER, 4 * _MAX)
 
 
 def _program(key, ops, args, root_grads):

@@ -40,6 +40,7 @@ from . import _deferred_grad as _grad
 from . import _programs
 from ._autograd import engine
 from ._autograd.node import AccumulateGrad
+from ._scalar_args import seen_enough as _seen_enough
 
 ON = [True]  # (off: exact programs only; bench/bench_dynamic.py runs with it on)
 COMPILE_AFTER = 2
@@ -170,20 +171,15 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
     if prog is None:
         if not make:
             return False
-        h = hash(key)
-        n = _SEEN.get(h, 0) + 1
-        if n < COMPILE_AFTER:
-            if len(_SEEN) >= 4 * _MAX:
-                _SEEN.clear()
-            _SEEN[h] = n
+        h = key.h  # (counted by hash: a key holds a tuple per op, see engine._counts)
+        if not _seen_enough(_SEEN, h, COMPILE_AFTER, 4 * _MAX):
             return False
         seq.warm = True  # (its program is on the way: running op by op is no miss)
         if engine.BACKGROUND:
             busy = engine._compiling[0]
             if busy is not None and busy.thread.is_alive():
-                _SEEN[h] = n - 1  # (seen again next time)
+                _SEEN[h] = COMPILE_AFTER - 1  # (seen again next time)
                 return False
-        _SEEN.pop(h, None)
         prog = _program(key, seq.ops, args, idx, root_grads)
         if prog is None:
             return False
