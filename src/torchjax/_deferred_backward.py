@@ -62,6 +62,32 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     if seq.done or not seq.graph or not ON[0] or not _one_off.top_level() \
             or len(nodes) > engine._FUSE_MAX_NODES:
         return False
+    graph = {id(n) for n in nodes}
+    for n in seq.nodes:
+        # alive outside the graph (the list, the loop and getrefcount hold it): its saved
+        # values must be written back, which only the usual path does
+        if id(n) not in graph and _refs(n) > 3:
+            return False
+    results = seq.results
+    live = []
+    i = 0
+    for t in results:  # alive: held by more than `results`, this loop and getrefcount's
+        if _refs(t) > 3 and t._lazy is not None:
+            live.append(i)
+        i += 1
+    flat = seq.key
+    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
+        live = _deferred_split.later(seq.ops, flat, seq.ext, results, live)
+    live = tuple(live)
+    # (a kind of sequence whose graphs keep being new runs by its template at once: its
+    # exact key, which would be built, hashed and counted for nothing, is skipped)
+    sig = _deferred_template.preferred(seq, live, root_grads)
+    if sig is not None:
+        if _template(seq, nodes, graph, root_slots, root_grads, live, results, True, sig):
+            return True
+        tried = True  # (not again below: it would be analysed and counted twice)
+    else:
+        tried = False
     # the saved tuples of the graph's nodes, each leaf mapped to where the program finds it:
     # s >= 0 its argument s (the sequence's inputs first), s < 0 the result of op ~s
     saved = []
@@ -89,23 +115,6 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         else:  # a number: an argument of its own
             where.append(len(args))
             args.append(a)
-    graph = {id(n) for n in nodes}
-    for n in seq.nodes:
-        # alive outside the graph (the list, the loop and getrefcount hold it): its saved
-        # values must be written back, which only the usual path does
-        if id(n) not in graph and _refs(n) > 3:
-            return False
-    results = seq.results
-    live = []
-    i = 0
-    for t in results:  # alive: held by more than `results`, this loop and getrefcount's
-        if _refs(t) > 3 and t._lazy is not None:
-            live.append(i)
-        i += 1
-    flat = seq.key
-    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
-        live = _deferred_split.later(seq.ops, flat, seq.ext, results, live)
-    live = tuple(live)
     implicit = tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads)
     structure = (root_slots, implicit, parts)
     key = (tuple(flat), live, structure, tree, tuple(where))
@@ -114,13 +123,16 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         # (a graph not seen before, or whose program is being made: its template's program,
         # keyed on the kinds of its ops rather than its structure, may run it)
         if not _seen_enough(key):
-            return _template(seq, nodes, graph, root_slots, root_grads, live, results, True)
+            return not tried and _template(seq, nodes, graph, root_slots, root_grads, live,
+                                           results, True)
         prog = _program(key, seq.ops, args, root_grads)
         if prog is None:  # (while it compiles: a template's program made already may run it)
-            return _template(seq, nodes, graph, root_slots, root_grads, live, results, False)
+            return not tried and _template(seq, nodes, graph, root_slots, root_grads, live,
+                                           results, False)
     elif prog.__class__ is engine._Compiling:
         if prog.thread.is_alive():
-            return _template(seq, nodes, graph, root_slots, root_grads, live, results, False)
+            return not tried and _template(seq, nodes, graph, root_slots, root_grads, live,
+                                           results, False)
         prog = _PROGRAMS[key] = prog.fn
     for n in nodes:
         if type(n) is not AccumulateGrad:
@@ -140,10 +152,10 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     return True
 
 
-def _template(seq, nodes, graph, root_slots, root_grads, live, results, make):
+def _template(seq, nodes, graph, root_slots, root_grads, live, results, make, sig=None):
     return _deferred_template.run(seq, nodes, graph, root_slots, root_grads, live, results,
                                   _deferred_split._Item, _deferred_split._NO_RESULT, _CONCRETE,
-                                  make)
+                                  make, sig)
 
 
 def _seen_enough(key) -> bool:

@@ -81,7 +81,7 @@ class _Quick:
     vary, and how to read the ones that do (_quick)."""
 
     __slots__ = ("key", "n_flat", "n_nodes", "get", "static", "members", "dyn", "slot_of",
-                 "nodes", "bare", "ext_edges", "n_out", "roots")
+                 "nodes", "bare", "ext_edges", "n_out", "roots", "streak")
 
 
 # (kinds of call per op, results still alive, implicit roots) -> the _Quick of the template
@@ -134,8 +134,32 @@ def _quick(q, seq, nodes, graph, root_slots, results):
     return tuple(seq.ext), idx, outside, seq_nodes
 
 
+def _sig(seq, live, root_grads):
+    """What a template is looked up by: the kinds of call of its ops, the results alive, the
+    implicit roots."""
+    flat = seq.key
+    return (tuple([flat[op[2] - 1] for op in seq.ops]), live,
+            tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads))
+
+
+# A template whose program ran this many times in a row is tried first (preferred): the
+# sequences of its kind are new graphs, whose exact keys _deferred_backward would build and
+# hash for nothing (~60-80 us a tree-net step)
+PREFER_AFTER = 4
+
+
+def preferred(seq, live, root_grads):
+    """The template signature of the sequence when its template is to be tried before the
+    exact graph's program, else None."""
+    if not ON[0] or not _QUICK:
+        return None
+    sig = _sig(seq, live, root_grads)
+    q = _QUICK.get(sig)
+    return sig if q is not None and q.streak >= PREFER_AFTER else None
+
+
 def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_result,
-        concrete, make=True) -> bool:
+        concrete, make=True, sig=None) -> bool:
     """Run the thread's pending sequence `seq` and the backward of the graph `nodes` (ids in
     `graph`) as the template's program; False when it is not (yet) one for a template.
     make: count the template's sightings and make its program (False: the exact graph has
@@ -143,10 +167,8 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
     may run it meanwhile)."""
     if not ON[0]:
         return False
-    ops = seq.ops
-    flat = seq.key
-    sig = (tuple([flat[op[2] - 1] for op in ops]), live,
-           tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads))
+    if sig is None:
+        sig = _sig(seq, live, root_grads)
     q = _QUICK.get(sig)
     if q is None and not make:
         return False  # (no template program for it: not worth an analysis)
@@ -156,6 +178,8 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
         args, idx, outside, seq_nodes = got
         outside_nodes = None
     else:
+        if q is not None:
+            q.streak = 0
         STATS["analysed"] += 1
         try:
             t = _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls,
@@ -168,6 +192,9 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
                 _QUICK.clear()
             _QUICK[sig] = q
     prog = _PROGRAMS.get(key)
+    if prog is None or prog.__class__ is engine._Compiling:
+        if q is not None:
+            q.streak = 0
     if prog is None:
         if not make:
             return False
@@ -192,6 +219,8 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
         n.check_saved()
     given = tuple(g for g in root_grads if g.__class__ is not engine.Ones)
     grads = _grad.run_together(seq, live, results, lambda: prog(args, _index(idx), given))
+    if q is not None:
+        q.streak += 1
     STATS["runs"] += 1
     for n in seq_nodes:
         n.release()
@@ -422,6 +451,7 @@ def _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls
         quick.ext_edges = tuple((firsts[id(node_of[i])], e, k) for i, e, k in ext_edges)
         quick.n_out = len(outside)
         quick.roots = tuple(r for r, _ in roots)
+        quick.streak = 0  # runs of its program in a row (preferred)
     return key, tuple(args), idx, outside, seq_nodes, outside_nodes, quick
 
 
