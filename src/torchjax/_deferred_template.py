@@ -81,7 +81,7 @@ class _Quick:
     vary, and how to read the ones that do (_quick)."""
 
     __slots__ = ("key", "n_flat", "n_nodes", "get", "static", "members", "dyn", "slot_of",
-                 "nodes", "bare", "ext_edges", "n_out", "roots", "streak")
+                 "nodes", "bare", "ext_edges", "n_out", "roots", "streak", "n_ops")
 
 
 # (kinds of call per op, results still alive, implicit roots) -> the _Quick of the template
@@ -146,13 +146,14 @@ def _sig(seq, live, root_grads):
 # sequences of its kind are new graphs, whose exact keys _deferred_backward would build and
 # hash for nothing (~60-80 us a tree-net step)
 PREFER_AFTER = 4
+_PREFER_LENS: set = set()  # the lengths of the sequences of such templates
 
 
 def preferred(seq, live, root_grads):
     """The template signature of the sequence when its template is to be tried before the
     exact graph's program, else None."""
-    if not ON[0] or not _QUICK:
-        return None
+    if not ON[0] or len(seq.ops) not in _PREFER_LENS:
+        return None  # (cheaply: most steps, a small MLP's, never have such a template)
     sig = _sig(seq, live, root_grads)
     q = _QUICK.get(sig)
     return sig if q is not None and q.streak >= PREFER_AFTER else None
@@ -190,6 +191,7 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
         if q is not None:
             if len(_QUICK) >= 4 * _MAX:
                 _QUICK.clear()
+                _PREFER_LENS.clear()
             _QUICK[sig] = q
     prog = _PROGRAMS.get(key)
     if prog is None or prog.__class__ is engine._Compiling:
@@ -221,6 +223,8 @@ def run(seq, nodes, graph, root_slots, root_grads, live, results, item_cls, no_r
     grads = _grad.run_together(seq, live, results, lambda: prog(args, _index(idx), given))
     if q is not None:
         q.streak += 1
+        if q.streak == PREFER_AFTER:
+            _PREFER_LENS.add(q.n_ops)
     STATS["runs"] += 1
     for n in seq_nodes:
         n.release()
@@ -452,6 +456,7 @@ def _template(seq, nodes, graph, root_slots, root_grads, live, results, item_cls
         quick.n_out = len(outside)
         quick.roots = tuple(r for r, _ in roots)
         quick.streak = 0  # runs of its program in a row (preferred)
+        quick.n_ops = n_ops
     return key, tuple(args), idx, outside, seq_nodes, outside_nodes, quick
 
 
