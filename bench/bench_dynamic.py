@@ -211,6 +211,10 @@ def _run_row(name, title, make, number, rounds, threads, clock="wall"):
     fns = {"torch": make(torch), "torchjax": make(torchjax)}
     if name == "chain":
         fns["jax.jit"] = jit_chain_step()
+    if TEMPLATE_AB[0]:  # torchjax again with the template programs off, in the same rounds
+        # (its own trees: the same seed would meet every tree a second time)
+        other = tree_step(torchjax, True, seed=1) if name == "tree_new" else make(torchjax)
+        fns["templates off"] = _switched_off(other)
     for f in fns.values():  # compile every program (new tree shapes keep coming: a few)
         for _ in range(20):
             f()
@@ -223,10 +227,38 @@ def _run_row(name, title, make, number, rounds, threads, clock="wall"):
     else:
         med, ratio = interleaved(fns, number, rounds)
     extra = (f", bare jax.jit {med['jax.jit'] * 1e6:.1f} us" if "jax.jit" in med else "")
+    if "templates off" in med:
+        extra += f", templates off **{ratio['templates off']:.2f}x**"
     unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
     print(f"| {title} | {med['torch'] * scale:.2f} {unit} ({threads} thr) | "
           f"{med['torchjax'] * scale:.2f} {unit} | **{ratio['torchjax']:.2f}x** |{extra}",
           flush=True)
+
+
+TEMPLATE_AB = [False]
+
+
+def _switched_off(step):
+    """step with _deferred_template off while it runs (--template-ab), with a grad-deferral
+    cool-down of its own (the process's one would carry one side's misses to the other)."""
+    from torchjax import _deferred_grad, _deferred_template
+    state = [[0], [0], [_deferred_grad.COOL_STEPS], [False], [False]]
+    cells = (_deferred_grad._MISSES, _deferred_grad._COOL, _deferred_grad._NEXT_COOL,
+             _deferred_grad._SHORT, _deferred_grad._NEW)
+
+    def swap():
+        for mine, cell in zip(state, cells):
+            mine[0], cell[0] = cell[0], mine[0]
+
+    def off():
+        _deferred_template.ON[0] = False
+        swap()
+        try:
+            return step()
+        finally:
+            swap()
+            _deferred_template.ON[0] = True
+    return off
 
 
 def settle(step):
@@ -269,9 +301,12 @@ def main():
                          "default one thread for the transformer row, the default elsewhere")
     ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
                     help="wall time, or the calling thread's CPU time (small-op rows)")
+    ap.add_argument("--template-ab", action="store_true",
+                    help="also torchjax with _deferred_template off, in the same rounds")
     ap.add_argument("--batched", action="store_true",
                     help="first backward of a new graph level-batched (engine.BATCHED)")
     args = ap.parse_args()
+    TEMPLATE_AB[0] = args.template_ab
     if args.batched:
         from torchjax._autograd import engine
         engine.BATCHED = True

@@ -435,3 +435,21 @@ def test_a_kind_that_always_runs_alone_starts_no_sequence(monkeypatch):
         np.testing.assert_allclose(g, ref.view(-1).numpy(), rtol=1e-6)
     np.testing.assert_allclose(float(z.item()), float((torch.tensor(A) + 2.5).sum()),
                                rtol=1e-5)
+
+
+def test_a_kind_left_eager_is_retried_ever_more_rarely(monkeypatch):
+    """A kind of call that runs alone is tried again after ALONE_RETRY calls; when the retry
+    runs alone too, the kind is left eager at once and the wait doubles (a retry changes the
+    step's next sequence, which then runs op by op: the tree net paid it every 66 steps)."""
+    monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
+    monkeypatch.setattr(_deferred, "ALONE_RETRY", 3)
+    x = torchjax.tensor(A)
+    (x * 4.5).numpy()  # (the kind's first call runs eagerly and makes its entry)
+    _deferred._ALONE.clear()  # (... or, made by an earlier test, ran alone)
+    deferred = []
+    for _ in range(20):
+        y = x * 4.5
+        deferred.append(_pending(y))
+        np.testing.assert_allclose(y.view(-1).numpy(), (A * 4.5).reshape(-1), rtol=1e-6)
+    # two runs alone, 3 eager, a retry alone, 6 eager, a retry alone, ...
+    assert [i for i, d in enumerate(deferred) if d] == [0, 1, 5, 12]

@@ -21,6 +21,7 @@ from torchjax import (
     _deferred_grad,
     _deferred_programs,
     _deferred_split,
+    _deferred_template,
     _deferred_windows,
     _result_hooks,
 )
@@ -178,8 +179,10 @@ def test_grad_fn_called_directly():
 
 
 def test_new_structures_cool_down_repeated_ones_do_not(monkeypatch):
-    # (without windows: with them a new structure finds its windows' programs, below)
+    # (without windows and templates: with them a new structure finds its windows' programs,
+    # below, or its template's, test_deferred_template.py)
     monkeypatch.setattr(_deferred, "WINDOWS", [False])
+    monkeypatch.setattr(_deferred_template, "ON", [False])
     rng = random.Random(7)
     for _ in range(3):  # the kinds of call get their per-kind data
         _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))
@@ -198,6 +201,48 @@ def test_new_structures_cool_down_repeated_ones_do_not(monkeypatch):
     for r, g in zip(ref, got):
         np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_a_repeated_structure_ends_the_cool_down_new_ones_made(monkeypatch):
+    """A cool-down is the process's: one that new structures made (a tree net over new
+    trees) must not hold back a repeated structure that follows in the same process. Its
+    second backward meets a structure seen before, which ends the cool-down and forgets its
+    doubling; its sequence seen before runs op by op while its program is made (not a miss),
+    so it never cools down again, and its forward is deferred from then on."""
+    monkeypatch.setattr(_deferred, "WINDOWS", [False])
+    monkeypatch.setattr(_deferred_template, "ON", [False])
+    rng = random.Random(5)
+    for _ in range(3):
+        _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))
+    for _ in range(12):  # new structures until deferral cools down
+        _tree_step(torchjax, _tree(rng, 0, len(TOKENS)))
+        if _deferred_grad._COOL[0]:
+            break
+    assert _deferred_grad._COOL[0] > 2
+    tree = _tree(rng, 0, len(TOKENS))
+    for _ in range(2):
+        _tree_step(torchjax, tree)
+    assert _deferred_grad._COOL[0] == 0
+    assert _deferred_grad._NEXT_COOL[0] == _deferred_grad.COOL_STEPS
+    ref = _tree_step(torch, tree)
+    for _ in range(8):
+        emb = torchjax.tensor(EMB, requires_grad=True)
+        w = torchjax.tensor(W, requires_grad=True)
+        b = torchjax.tensor(BIAS, requires_grad=True)
+        leaves = emb[torchjax.tensor(TOKENS)].split(1)
+
+        def encode(node, w=w, b=b, leaves=leaves):
+            if isinstance(node, int):
+                return leaves[node]
+            return torchjax.tanh(torchjax.nn.functional.linear(
+                torchjax.cat((encode(node[0]), encode(node[1])), 1), w, b))
+        loss = (encode(tree) * 0.5).sum()
+        assert _pending(loss)  # deferred: never cooled down again
+        loss.backward()
+        for r, g in zip(ref, (loss, emb.grad, w.grad, b.grad)):
+            np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6)
+    assert _deferred_grad._COOL[0] == 0
 
 
 def _windows_counted(monkeypatch):
@@ -334,3 +379,27 @@ def test_cool_downs_double_while_nothing_fuses():
     assert first == _deferred_grad.COOL_STEPS and misses() == 2 * first
     _deferred_grad.ran(True, _deferred_grad.MIN_OPS)  # a long sequence ran as one program
     assert misses() == first
+    misses()
+    _deferred_grad.repeated()  # a structure seen before: the doubling is forgotten
+    assert misses() == first
+
+
+def test_warming_sequences_are_not_misses_and_short_cool_downs_stay():
+    """A long sequence seen before that ran op by op (its program is being made) is not a
+    miss; a cool-down made by short sequences outlives a repeated graph (their graphs
+    repeat: deferring them again would only lose), one made by new long ones does not."""
+    for _ in range(2 * _deferred_grad.MISS_LIMIT):
+        _deferred_grad.ran(False, _deferred_grad.MIN_OPS, seen=True)
+    assert _deferred_grad._COOL[0] == 0
+    for _ in range(_deferred_grad.MISS_LIMIT - 1):
+        _deferred_grad.ran(False, _deferred_grad.MIN_OPS)
+    _deferred_grad.ran(False, 3)
+    assert _deferred_grad._COOL[0] > 0
+    _deferred_grad.repeated()
+    assert _deferred_grad._COOL[0] > 0
+    _deferred_grad.reset()
+    for _ in range(_deferred_grad.MISS_LIMIT):
+        _deferred_grad.ran(False, _deferred_grad.MIN_OPS)
+    assert _deferred_grad._COOL[0] > 0
+    _deferred_grad.repeated()
+    assert _deferred_grad._COOL[0] == 0

@@ -116,7 +116,7 @@ class _Seq:
     """One thread's pending ops, in order."""
 
     __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
-                 "error", "lock", "owner", "graph", "pieces")
+                 "error", "lock", "owner", "graph", "pieces", "warm")
 
     def __init__(self):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
@@ -136,6 +136,9 @@ class _Seq:
         self.nodes = []  # tape nodes saving results of the sequence (_deferred_grad)
         self.graph = False  # whether any op recorded a tape node (_deferred_grad)
         self.pieces = False  # whether it holds a split's pieces (_deferred_split)
+        # whether a program for it is being made though its key is new (its template's,
+        # _deferred_template): its run op by op is then no miss for the cool-down
+        self.warm = False
         self.done = False
         self.error = None
         # made by the first reader from another thread (_force_other): a lock per sequence
@@ -367,23 +370,29 @@ def record_list(prep, fast, dyn, stat):
 
 # Kinds of call (fast-path tokens) whose sequences ran with that op alone: a view or a read
 # right after it ran it at once (the tree net's embedding, split into rows at every step).
-# Deferred, such an op costs its recording and a run; eager, neither. token -> such runs in a
-# row; from ALONE_AFTER on, also counting the calls left eager since, until ALONE_RETRY of
-# them (then deferral is tried again)
+# Deferred, such an op costs its recording and a run; eager, neither. token -> [such runs in
+# a row, then also the calls left eager since; the calls to leave eager before deferral is
+# tried again]. A retry costs more than its own op: the step's next sequence differs (the
+# tree's split of a pending embedding is not deferred), so it is new, runs op by op and
+# gets a program of its own. So a retry that ran alone again marks the kind at once, and
+# the wait before the next one doubles, from ALONE_RETRY up to ALONE_RETRY_MAX calls (the
+# tree net retried every 66 steps: two slow steps and a sequence program each time).
 _ALONE: dict = {}
 ALONE_AFTER = 2
 ALONE_RETRY = 64
+ALONE_RETRY_MAX = 4096
 
 
 def _alone(token):
     """Whether a call of this kind should start no sequence (it would run alone)."""
-    n = _ALONE.get(token)
-    if n is None or n < ALONE_AFTER:
+    e = _ALONE.get(token)
+    if e is None or e[0] < ALONE_AFTER:
         return False
-    if n >= ALONE_AFTER + ALONE_RETRY:
-        del _ALONE[token]
+    if e[0] >= ALONE_AFTER + e[1]:  # retry, and if it runs alone again, wait twice as long
+        e[0] = ALONE_AFTER - 1
+        e[1] = min(2 * e[1], ALONE_RETRY_MAX)
         return False
-    _ALONE[token] = n + 1
+    e[0] += 1
     return True
 
 
@@ -391,9 +400,13 @@ def _ran_alone(ops, flat):
     """Count a run for the first op's kind: alone, or with others (forgotten)."""
     token = flat[ops[0][2] - 1]
     if len(ops) == 1:
-        if len(_ALONE) >= 4096:
-            _ALONE.clear()
-        _ALONE[token] = _ALONE.get(token, 0) + 1
+        e = _ALONE.get(token)
+        if e is None:
+            if len(_ALONE) >= 4096:
+                _ALONE.clear()
+            _ALONE[token] = [1, ALONE_RETRY]
+        else:
+            e[0] += 1
     elif _ALONE:
         _ALONE.pop(token, None)
 
@@ -498,6 +511,7 @@ def _run(seq):
         _ran_alone(ops, flat)
     tlive = live
     misses = -1
+    seen = False
     if seq.graph:  # (counted for the cool-down: _deferred_grad.ran)
         misses = _missed()
     if nodes:  # results that tape nodes saved are outputs too
@@ -520,8 +534,12 @@ def _run(seq):
                 outs = _outputs(key, ops, ext, flat, live)
         else:
             prog = _PROGRAMS.get(key)
-            outs = prog(*ext) if prog is not None else _outputs(key, ops, ext, flat, live,
-                                                                    True, misses >= 0)
+            if prog is not None:
+                outs = prog(*ext)
+            else:
+                # (a sequence with tape nodes seen before is warming up, not missing: _grad.ran)
+                seen = misses >= 0 and (seq.warm or key in _dp.SEEN)
+                outs = _outputs(key, ops, ext, flat, live, True, misses >= 0)
     except BaseException as e:
         seq.error = e
         seq.finished = True
@@ -532,7 +550,7 @@ def _run(seq):
     if misses >= 0:
         # (a sequence run by windows counts as a miss too: on a new tree they measured about
         # as fast as the eager ops, so the recording did not pay; docs/performance_eager.md)
-        _grad.ran(_missed() == misses, len(ops))
+        _grad.ran(_missed() == misses, len(ops), seen)
     if nodes:
         value_of = dict(zip(live, outs))
         _grad.patch(nodes, value_of)

@@ -28,10 +28,18 @@ import sys
 
 import jax
 
-from . import _deferred, _deferred_programs, _deferred_split, _one_off, _programs
+from . import (
+    _deferred,
+    _deferred_programs,
+    _deferred_split,
+    _deferred_template,
+    _one_off,
+    _programs,
+)
 from . import _deferred_grad as _grad
 from ._autograd import engine, fused
 from ._autograd.node import AccumulateGrad
+from ._scalar_args import seen_enough as _count
 
 ON = [True]  # (off: the usual path always; bench/bench_eager22_ab.py compares the two)
 COMPILE_AFTER = 2  # a (sequence, graph) pair seen this many times gets its program
@@ -54,6 +62,32 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     if seq.done or not seq.graph or not ON[0] or not _one_off.top_level() \
             or len(nodes) > engine._FUSE_MAX_NODES:
         return False
+    graph = {id(n) for n in nodes}
+    for n in seq.nodes:
+        # alive outside the graph (the list, the loop and getrefcount hold it): its saved
+        # values must be written back, which only the usual path does
+        if id(n) not in graph and _refs(n) > 3:
+            return False
+    results = seq.results
+    live = []
+    i = 0
+    for t in results:  # alive: held by more than `results`, this loop and getrefcount's
+        if _refs(t) > 3 and t._lazy is not None:
+            live.append(i)
+        i += 1
+    flat = seq.key
+    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
+        live = _deferred_split.later(seq.ops, flat, seq.ext, results, live)
+    live = tuple(live)
+    # (a kind of sequence whose graphs keep being new runs by its template at once: its
+    # exact key, which would be built, hashed and counted for nothing, is skipped)
+    sig = _deferred_template.preferred(seq, live, root_grads)
+    if sig is not None:
+        if _template(seq, nodes, graph, root_slots, root_grads, live, results, True, sig):
+            return True
+        tried = True  # (not again below: it would be analysed and counted twice)
+    else:
+        tried = False
     # the saved tuples of the graph's nodes, each leaf mapped to where the program finds it:
     # s >= 0 its argument s (the sequence's inputs first), s < 0 the result of op ~s
     saved = []
@@ -81,58 +115,30 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         else:  # a number: an argument of its own
             where.append(len(args))
             args.append(a)
-    graph = {id(n) for n in nodes}
-    for n in seq.nodes:
-        # alive outside the graph (the list, the loop and getrefcount hold it): its saved
-        # values must be written back, which only the usual path does
-        if id(n) not in graph and _refs(n) > 3:
-            return False
-    results = seq.results
-    live = []
-    i = 0
-    for t in results:  # alive: held by more than `results`, this loop and getrefcount's
-        if _refs(t) > 3 and t._lazy is not None:
-            live.append(i)
-        i += 1
-    flat = seq.key
-    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
-        live = _deferred_split.later(seq.ops, flat, seq.ext, results, live)
-    live = tuple(live)
     implicit = tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads)
     structure = (root_slots, implicit, parts)
     key = (tuple(flat), live, structure, tree, tuple(where))
     prog = _PROGRAMS.get(key)
     if prog is None:
+        # (a graph not seen before, or whose program is being made: its template's program,
+        # keyed on the kinds of its ops rather than its structure, may run it)
         if not _seen_enough(key):
-            return False
+            return not tried and _template(seq, nodes, graph, root_slots, root_grads, live,
+                                           results, True)
         prog = _program(key, seq.ops, args, root_grads)
-        if prog is None:
-            return False
+        if prog is None:  # (while it compiles: a template's program made already may run it)
+            return not tried and _template(seq, nodes, graph, root_slots, root_grads, live,
+                                           results, False)
     elif prog.__class__ is engine._Compiling:
         if prog.thread.is_alive():
-            return False
+            return not tried and _template(seq, nodes, graph, root_slots, root_grads, live,
+                                           results, False)
         prog = _PROGRAMS[key] = prog.fn
     for n in nodes:
         if type(n) is not AccumulateGrad:
             n.check_saved()
     given = tuple(g for g in root_grads if g.__class__ is not engine.Ones)
-    _grad.step_ended()  # (as the usual path's flush)
-    ops = seq.ops
-    seq.done = True
-    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
-    _deferred._ran_alone(ops, flat)
-    try:
-        outs, grads = prog(tuple(args), given)
-    except BaseException as e:
-        seq.error = e
-        seq.finished = True
-        raise
-    _grad.ran(True)
-    for i, o in zip(live, outs):
-        t = results[i]
-        t._data = o
-        t.__dict__.pop("_lazy", None)  # (see _deferred._run)
-    seq.finished = True
+    grads = _grad.run_together(seq, live, results, lambda: prog(tuple(args), given))
     STATS["runs"] += 1
     k = 0
     for n in nodes:
@@ -146,18 +152,16 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     return True
 
 
+def _template(seq, nodes, graph, root_slots, root_grads, live, results, make, sig=None):
+    return _deferred_template.run(seq, nodes, graph, root_slots, root_grads, live, results,
+                                  _deferred_split._Item, _deferred_split._NO_RESULT, _CONCRETE,
+                                  make, sig)
+
+
 def _seen_enough(key) -> bool:
     # counted by the key's hash: a key holds the graph's structure, a tuple per node, and
     # kept for every new graph they cost Python's cyclic GC (see engine._counts)
-    h = hash(key)
-    n = _SEEN.get(h, 0) + 1
-    if n < COMPILE_AFTER:
-        if len(_SEEN) >= 4 * _MAX:
-            _SEEN.clear()
-        _SEEN[h] = n
-        return False
-    _SEEN.pop(h, None)
-    return True
+    return _count(_SEEN, hash(key), COMPILE_AFTER, 4 * _MAX)
 
 
 def _program(key, ops, args, root_grads):

@@ -25,7 +25,7 @@ import sys
 import jax.numpy as jnp
 import numpy as np
 
-from ._autograd import anomaly
+from ._autograd import anomaly, engine
 from ._autograd import saved_hooks as _saved_hooks
 from ._autograd.node import accumulator_of, list_edges
 from ._linearize import ACTIVE as _LINEARIZE
@@ -61,19 +61,33 @@ class Ref:
 # while a tree's 94-op forward gains (docs/performance_eager.md). Each cool-down that follows
 # another with no fused sequence between doubles, up to MAX_COOL_STEPS: a workload whose
 # structure is always new then pays the recording on a few retries per thousand steps.
+#
+# The counts are the process's, so they must not outlive the workload that made them: a
+# repeated structure that came after new ones waited out their cool-down (up to 256 steps at
+# ~1.5x its deferred step's time) and, its first runs counted as misses, could start one of
+# its own. Hence (a) a long sequence seen before that runs op by op is warming up (its
+# program is being made), not a miss; (b) a cool-down made by new long sequences ends, and
+# its doubling is forgotten, as soon as the backward meets a graph structure it has seen
+# before (engine.REPEATED): the workload has changed, or repeats after all. A cool-down made
+# by short sequences is kept: their graphs repeat, and deferring them again would only lose.
 MISS_LIMIT = 4
 COOL_STEPS = 16
-MAX_COOL_STEPS = 256  # (the cool-down is the process's: a later workload waits this long)
+MAX_COOL_STEPS = 256
 MIN_OPS = 16
 _MISSES = [0]
 _COOL = [0]  # backward passes left to cool down (read inline by _dispatch.dispatch)
 _NEXT_COOL = [COOL_STEPS]
+# whether a short sequence was among the misses counted since the last fused run, and
+# whether the cool-down in force came from new long sequences only (ended by `repeated`)
+_SHORT = [False]
+_NEW = [False]
 
 
 def reset():
     """Forget the cool-down and the misses (a benchmark starting another workload)."""
     _MISSES[0] = _COOL[0] = 0
     _NEXT_COOL[0] = COOL_STEPS
+    _SHORT[0] = _NEW[0] = False
 
 
 def usable(prep):
@@ -88,17 +102,63 @@ def step_ended():
         _COOL[0] -= 1
 
 
-def ran(fused, n_ops=MIN_OPS):
-    """A sequence of n_ops ops with tape nodes ran, as one program (fused) or op by op."""
-    if fused and n_ops >= MIN_OPS:
+def ran(fused, n_ops=MIN_OPS, seen=False):
+    """A sequence of n_ops ops with tape nodes ran, as one program (fused) or op by op;
+    seen: its key had been seen before (it ran op by op while its program is being made)."""
+    short = n_ops < MIN_OPS
+    if fused and not short:
         _MISSES[0] = 0
+        _SHORT[0] = False
         _NEXT_COOL[0] = COOL_STEPS
+    elif seen and not short:
+        return  # warming up: neither a miss nor a fused run
     else:
         _MISSES[0] += 1
+        _SHORT[0] = _SHORT[0] or short
         if _MISSES[0] >= MISS_LIMIT:
             _MISSES[0] = 0
             _COOL[0] = _NEXT_COOL[0]
+            _NEW[0] = not _SHORT[0]
+            _SHORT[0] = False
             _NEXT_COOL[0] = min(2 * _NEXT_COOL[0], MAX_COOL_STEPS)
+
+
+def repeated():
+    """A backward met a graph structure seen before (engine.REPEATED): a cool-down that new
+    structures made ends here, and the next one starts from COOL_STEPS again."""
+    if _NEW[0]:
+        _NEW[0] = False
+        _COOL[0] = _MISSES[0] = 0
+        _NEXT_COOL[0] = COOL_STEPS
+
+
+engine.REPEATED.append(repeated)
+
+
+def run_together(seq, live, results, call):
+    """Run the pending sequence `seq` with its backward as one program (`call()` gives the
+    values of the results in `live` and the gradients; _deferred_backward, _deferred_template)
+    as the usual path's flush would run it: one backward less to cool down, the sequence done,
+    its live results written, a fused run counted. Returns the gradients."""
+    step_ended()
+    ops, flat = seq.ops, seq.key
+    seq.done = True
+    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
+    from ._deferred import _ran_alone  # (_deferred imports this module)
+    _ran_alone(ops, flat)
+    try:
+        outs, grads = call()
+    except BaseException as e:
+        seq.error = e
+        seq.finished = True
+        raise
+    ran(True)
+    for i, o in zip(live, outs):
+        t = results[i]
+        t._data = o
+        t.__dict__.pop("_lazy", None)  # (see _deferred._run)
+    seq.finished = True
+    return grads
 
 
 def attach(t, prep, hit, dyn, seq, i, pattern, aval):

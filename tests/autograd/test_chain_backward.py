@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import torchjax
+from torchjax import _deferred_template
 from torchjax._autograd import chains, engine
 
 # (the batched backward's tests use the same trees, weights and leaves)
@@ -28,6 +29,9 @@ def chains_on(monkeypatch):
     monkeypatch.setattr(engine, "BATCHED", False)
     monkeypatch.setattr(engine, "_seen", {})  # a repeated graph must not reach the fused path
     monkeypatch.setattr(engine, "_FUSE_AFTER", 10**9)
+    # (a new tree's pending forward would run with its backward as its template's program,
+    # _deferred_template.py: these tests are about the backward that runs otherwise)
+    monkeypatch.setattr(_deferred_template, "ON", [False])
 
 
 def _tree_grads(lib, tree, scale=1.0):

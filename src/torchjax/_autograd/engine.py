@@ -144,6 +144,11 @@ GRAPH_HOOKS: list = []
 # together with the thread's pending forward (_deferred_backward.run, set on its import)
 WITH_FORWARD: list = [None]
 
+# f() for each backward over a plain graph whose structure was seen before (a repeating
+# workload): grad deferral's cool-down, made by new structures, ends there
+# (_deferred_grad.repeated)
+REPEATED: list = []
+
 # How many backward passes ran in this process: torchjax.compile tells from it whether a
 # traced step differentiated inside (its results are then not differentiable again).
 RUNS = [0]
@@ -181,6 +186,16 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
                        retain_graph, Arrays)
             return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
+
+
+def run_rest(roots, root_grads):
+    """The rest of a backward whose first part ran elsewhere (a pending forward's template
+    program, _deferred_template.py): from `roots` [(node, output_nr)] with their gradients
+    (arrays), fused or node by node, no graph hooks and no flush (the caller did both)."""
+    nodes, root_slots, parts = _structure(roots)
+    if nodes is not None and _run_fused(nodes, root_slots, parts, root_grads, False):
+        return
+    run_nodes(ARRAYS, planned(roots, None), roots, root_grads, False, None)
 
 
 def planned(roots, targets):
@@ -446,6 +461,8 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
             _counts[h] = count
             return False
         _counts.pop(h, None)
+        for f in REPEATED:
+            f()
         # (inside a JAX trace, torchjax.compile's, the fused backward is part of the traced
         # step and its arrays are tracers: nothing to compile apart)
         if BACKGROUND and _one_off.top_level():
@@ -462,10 +479,13 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
                 fn, _programs.compile_ahead(prog, (args, given)))
             return False
         fn = _seen[key] = _compile_fused(key)
-    elif fn.__class__ is _Compiling:
-        if fn.thread.is_alive():
-            return False
-        fn = _seen[key] = fn.fn
+    else:
+        for f in REPEATED:
+            f()
+        if fn.__class__ is _Compiling:
+            if fn.thread.is_alive():
+                return False
+            fn = _seen[key] = fn.fn
     saved = []
     leaves = []
     for n in nodes:
