@@ -56,13 +56,16 @@ _SUPPORTED = frozenset(np.dtype(n) for n in (
 
 
 class _Host:
-    """A storage shared with NumPy: `array` is the ndarray over it, shaped as its roots."""
+    """A storage shared with NumPy: `array` is the ndarray over it, shaped as its roots.
+    `block` names the shared-memory block the array maps (share_memory_, _shared_memory.py):
+    other processes may write it at any time, so such a host is never released."""
 
-    __slots__ = ("array", "roots")
+    __slots__ = ("array", "roots", "block", "__weakref__")
 
-    def __init__(self, array):
+    def __init__(self, array, block=None):
         self.array = array
         self.roots = []  # weak references to the root tensors over this storage
+        self.block = block
 
 
 class _Link:
@@ -102,6 +105,8 @@ def _in_use(host) -> bool:
     """Whether the memory may be reachable other than through the host: another root, or
     any ndarray (the user's array, a view of it, an array numpy() returned) still alive.
     Conservative: memory owned by something that is not an ndarray counts as in use."""
+    if host.block is not None:
+        return True
     if len(host.roots) > 1 and sum(r() is not None for r in host.roots) > 1:
         return True
     a_refs, b_refs = _refs(host)
@@ -376,16 +381,23 @@ def _link_of(t):
 
 # -- Tensor.numpy() ---------------------------------------------------------------------------
 
-def _export(root) -> _Host:
-    """Give root a host: a new aligned buffer laid out as root's strides, holding its values."""
+def storage_array(root, alloc):
+    """An ndarray laid out as root's strides over new memory: alloc(nbytes) gives the
+    (buffer, byte offset) it starts at. Its values are not set."""
     arr = _SLOT.__get__(root)
     strides, offset = _strides.of(root)
     dt = np.dtype(arr.dtype)
     extent = 0 if arr.size == 0 else offset + 1 + sum(
         (n - 1) * s for n, s in zip(arr.shape, strides))
-    raw, off = _aligned(extent * dt.itemsize)
-    array = np.ndarray(arr.shape, dt, buffer=raw, offset=off + offset * dt.itemsize,
-                       strides=tuple(s * dt.itemsize for s in strides))
+    raw, off = alloc(extent * dt.itemsize)
+    return np.ndarray(arr.shape, dt, buffer=raw, offset=off + offset * dt.itemsize,
+                      strides=tuple(s * dt.itemsize for s in strides))
+
+
+def _export(root) -> _Host:
+    """Give root a host: a new aligned buffer laid out as root's strides, holding its values."""
+    arr = _SLOT.__get__(root)
+    array = storage_array(root, _aligned)
     seen = np.asarray(arr)  # read-only, no copy
     array[...] = seen  # the one copy
     host = _Host(array)
