@@ -243,3 +243,144 @@ def test_sdpa_kernel_backend_switch():
     (pt_names, pt_facts, pt_out), (tj_names, tj_facts, tj_out) = both(run)
     assert (tj_names, tj_facts) == (pt_names, pt_facts)
     np.testing.assert_allclose(tj_out, pt_out, rtol=1e-6)
+
+
+def _flex_inputs(lib):
+    B, H, L, D = 2, 4, 10, 8
+    n = B * H * L * D
+    q = lib.linspace(-1, 1, n).reshape(B, H, L, D).sin()
+    k = lib.linspace(-2, 1, n).reshape(B, H, L, D).cos()
+    v = lib.linspace(-1, 3, n).reshape(B, H, L, D)
+    return q, k, v
+
+
+def test_flex_attention_against_pytorch():
+    # newer scripts: torch.nn.attention.flex_attention with a score_mod (relative position, a
+    # per-head bias indexed by h) and a causal block mask
+    import importlib
+    import warnings
+
+    def run(lib):
+        fa = importlib.import_module(f"{lib.__name__}.nn.attention.flex_attention")
+        q, k, v = _flex_inputs(lib)
+        bias = lib.arange(4, dtype=lib.float32) / 4
+
+        def causal(b, h, q_idx, kv_idx):
+            return q_idx >= kv_idx
+
+        def rel(score, b, h, q_idx, kv_idx):
+            return score + 0.1 * (q_idx - kv_idx) + bias[h]
+
+        def first_only(b, h, q_idx, kv_idx):  # rows 1.. attend to nothing: zeros
+            return q_idx == 0
+
+        bm = fa.create_block_mask(causal, None, None, 10, 10, device="cpu", BLOCK_SIZE=4)
+        masks = [fa.create_mask(causal, 1, 1, 4, 4, device="cpu"),
+                 fa.create_mask(fa.and_masks(causal, lambda b, h, q, k: k >= 1), 1, 1, 3, 3),
+                 fa.create_mask(fa.or_masks(causal, lambda b, h, q, k: k == 2), 1, 1, 3, 3),
+                 fa.create_mask(fa.noop_mask, 1, 2, 2, 2)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch: "called without torch.compile()"
+            outs = [fa.flex_attention(q, k, v),
+                    fa.flex_attention(q, k, v, score_mod=rel, block_mask=bm),
+                    fa.flex_attention(q, k[:, :2], v[:, :2], enable_gqa=True),
+                    fa.flex_attention(q, k, v, block_mask=fa.create_block_mask(
+                        first_only, 2, 4, 10, 10, device="cpu"))]
+            out, aux = fa.flex_attention(q, k, v, score_mod=rel, scale=0.5,
+                                         return_aux=fa.AuxRequest(lse=True))
+        return (bm.shape, bm.sparsity(), bm.BLOCK_SIZE, bm.to_dense().numpy(),
+                [m.numpy() for m in masks],
+                [o.numpy() for o in outs + [out, aux.lse]], aux.max_scores)
+    pt, tj = both(run)
+    assert pt[:3] == tj[:3]
+    np.testing.assert_array_equal(tj[3], pt[3])
+    assert tj[3].dtype == pt[3].dtype
+    for a, b in zip(tj[4], pt[4]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(tj[5], pt[5]):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    assert pt[6] is None and tj[6] is None
+
+
+def test_flex_attention_gradients():
+    # PyTorch's CPU build refuses flex_attention's backward; torchjax differentiates it:
+    # compared with the same attention written out in PyTorch
+    from torchjax.nn.attention.flex_attention import AuxRequest, create_block_mask, flex_attention
+
+    def rel(score, b, h, q_idx, kv_idx):
+        return score * (1 + h) / 4 - 0.1 * (q_idx - kv_idx).abs()
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    q, k, v = (t.requires_grad_() for t in _flex_inputs(torchjax))
+    out, aux = flex_attention(q, k, v, score_mod=rel,
+                              block_mask=create_block_mask(causal, None, None, 10, 10),
+                              return_aux=AuxRequest(max_scores=True))
+    out.pow(2).sum().backward()
+    pq, pk, pv = (t.requires_grad_() for t in _flex_inputs(torch))
+    h = torch.arange(4).reshape(1, 4, 1, 1)
+    i = torch.arange(10)
+    s = (pq @ pk.transpose(-2, -1)) / 8 ** 0.5 * (1 + h) / 4 - 0.1 * (i[:, None] - i).abs()
+    s = s.masked_fill(i[:, None] < i, float("-inf"))
+    (s.softmax(-1) @ pv).pow(2).sum().backward()
+    assert aux.lse is None  # (PyTorch's CPU build cannot return max_scores either)
+    np.testing.assert_allclose(aux.max_scores.detach().numpy(), s.amax(-1).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    for a, b in ((q, pq), (k, pk), (v, pv)):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_float8_dtypes():
+    # newer scripts name torch.float8_e4m3fn and friends (scaled matmuls): conversions to and
+    # from them, finfo, printing, and the refusal to promote them with anything else
+    import pytest
+
+    x = [1.3, -2.7, 448., 500., 1e-3, float("inf"), float("nan")]
+
+    def run(lib):
+        names = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
+        facts = []
+        for name in names:
+            d = getattr(lib, name)
+            y = lib.tensor(x).to(d)
+            fi = lib.finfo(d)
+            facts.append((repr(d), d.is_floating_point, d.is_signed, d.itemsize, str(y),
+                          y.float().tolist(), str(fi), y[1:3].tolist(), y.dtype is d))
+        y = lib.tensor(x).to(lib.float8_e4m3fn)
+        with pytest.raises(RuntimeError, match="Promotion for Float8 Types is not supported, "
+                                               "attempted to promote Float8_e4m3fn and Float"):
+            y + lib.tensor(x)
+        return facts, str(lib.zeros(2, dtype=lib.float8_e5m2)), lib.cat([y, y]).float().tolist()
+    pt, tj = both(run)
+    assert str(tj) == str(pt)
+
+
+def test_xpu_and_mps_modules_answer_as_pytorch_without_them():
+    # `torch.xpu.is_available()` / `torch.mps...` checks in device-selection code
+    import importlib
+
+    calls = [("is_available",), ("device_count",), ("manual_seed", 0), ("empty_cache",),
+             ("memory_allocated",), ("is_bf16_supported",), ("synchronize",),
+             ("current_device",), ("get_device_name",)]
+    mps_calls = [("is_available",), ("device_count",), ("manual_seed", 0), ("synchronize",),
+                 ("empty_cache",), ("current_allocated_memory",), ("seed",)]
+
+    def run(lib):
+        out = []
+        for mod, names in (("xpu", calls), ("mps", mps_calls)):
+            m = importlib.import_module(f"{lib.__name__}.{mod}")
+            for name, *args in names:
+                try:
+                    out.append(repr(getattr(m, name)(*args)))
+                except Exception as e:  # noqa: BLE001 - the errors are what is compared
+                    out.append(f"{type(e).__name__}: {e}")
+            if mod == "xpu":
+                try:
+                    with m.device(0):
+                        pass
+                except NotImplementedError as e:
+                    out.append(str(e))
+        return out
+    pt, tj = both(run)
+    assert tj == pt
