@@ -384,3 +384,28 @@ def test_xpu_and_mps_modules_answer_as_pytorch_without_them():
         return out
     pt, tj = both(run)
     assert tj == pt
+
+
+def test_split_pieces_of_a_from_numpy_tensor_are_not_recomputed(monkeypatch):
+    # time_sequence_prediction: `for input_t in input.split(1, dim=1)` over a from_numpy
+    # tensor; each of the 999 pieces re-ran the whole split when first read (35 s of a 36 s
+    # first closure). A piece reads its root again only once the array was written.
+    from torchjax import _numpy_shared
+
+    calls = []
+    real = _numpy_shared.read_through
+    monkeypatch.setattr(_numpy_shared, "read_through",
+                        lambda chain, base: calls.append(1) or real(chain, base))
+
+    def run(lib, count):
+        a = np.arange(12.).reshape(3, 4)
+        t = lib.from_numpy(a)
+        pieces = t.split(1, dim=1)
+        before = [p.sum().item() for p in pieces]
+        n = len(calls)
+        a[0, 0] = 100.0  # written after the split: the pieces see it
+        after = [p.sum().item() for p in pieces]
+        if count:
+            assert n == 0 and len(calls) == 4
+        return before, after
+    assert run(torch, False) == run(torchjax, True)
