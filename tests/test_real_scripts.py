@@ -409,3 +409,28 @@ def test_split_pieces_of_a_from_numpy_tensor_are_not_recomputed(monkeypatch):
             assert n == 0 and len(calls) == 4
         return before, after
     assert run(torch, False) == run(torchjax, True)
+
+
+def test_whole_module_saved_by_torchjax_loads_in_pytorch(tmp_path):
+    # MorvanZhou's 304_save_reload: torch.save(net, f) then torch.load(f). The module's classes
+    # are written under PyTorch's names (torch.nn.modules.linear.Linear), so PyTorch loads
+    # the file and refuses it by default with the same message
+    import pytest
+
+    net = torchjax.nn.Sequential(torchjax.nn.Linear(2, 3), torchjax.nn.ReLU())
+    path = tmp_path / "net.pt"
+    torchjax.save(net, path)
+    loaded = torch.load(path, weights_only=False)
+    assert type(loaded[0]) is torch.nn.Linear
+    np.testing.assert_array_equal(loaded[0].weight.detach().numpy(),
+                                  net[0].weight.detach().numpy())
+    messages = []
+    for lib in (torch, torchjax):
+        with pytest.raises(Exception) as info:
+            lib.load(path)
+        messages.append(str(info.value).splitlines()[-3])
+    assert messages[0] == messages[1]
+    assert "GLOBAL torch.nn.modules.container.Sequential was not" in messages[1]
+    with torchjax.serialization.safe_globals([torchjax.nn.Sequential, torchjax.nn.Linear,
+                                              torchjax.nn.ReLU]):
+        assert type(torchjax.load(path)[0]) is torchjax.nn.Linear
