@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 import warnings
 from typing import NamedTuple
 
@@ -46,30 +47,28 @@ def noop_mask(batch, head, token_q, token_kv):
     return batch.new_ones(size=(), dtype=_dtypes.bool, device=batch.device)
 
 
-def and_masks(*mask_mods):
-    """A mask_mod true where all of mask_mods are."""
+def _combined(mask_mods, start: bool, join, name: str):
+    """A mask_mod joining mask_mods' results with `join`, starting from `start`."""
     if not all(callable(m) for m in mask_mods):
         raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
 
-    def and_mask(b, h, q_idx, kv_idx):
-        result = b.new_ones((), dtype=_dtypes.bool)
+    def mask_mod(b, h, q_idx, kv_idx):
+        result = b.new_full((), start, dtype=_dtypes.bool)
         for m in mask_mods:
-            result = result & m(b, h, q_idx, kv_idx)
+            result = join(result, m(b, h, q_idx, kv_idx))
         return result
-    return and_mask
+    mask_mod.__name__ = name
+    return mask_mod
+
+
+def and_masks(*mask_mods):
+    """A mask_mod true where all of mask_mods are."""
+    return _combined(mask_mods, True, operator.and_, "and_mask")
 
 
 def or_masks(*mask_mods):
     """A mask_mod true where any of mask_mods is."""
-    if not all(callable(m) for m in mask_mods):
-        raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
-
-    def or_mask(b, h, q_idx, kv_idx):
-        result = b.new_zeros((), dtype=_dtypes.bool)
-        for m in mask_mods:
-            result = result | m(b, h, q_idx, kv_idx)
-        return result
-    return or_mask
+    return _combined(mask_mods, False, operator.or_, "or_mask")
 
 
 def _indices(B, H, L, S, device):
