@@ -434,3 +434,32 @@ def test_whole_module_saved_by_torchjax_loads_in_pytorch(tmp_path):
     with torchjax.serialization.safe_globals([torchjax.nn.Sequential, torchjax.nn.Linear,
                                               torchjax.nn.ReLU]):
         assert type(torchjax.load(path)[0]) is torchjax.nn.Linear
+
+
+def test_numpy_keyword_names():
+    # karpathy's makemore lectures: `counts.sum(1, keepdims=True)`; NumPy habits: axis=. PyTorch
+    # takes axis for dim and keepdims for keepdim wherever an op has them
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    def run(lib):
+        t = lib.tensor(x)
+        outs = [t.sum(1, keepdims=True), lib.sum(t, axis=0, keepdims=True), t.mean(axis=1),
+                lib.cat([t, t], axis=0), t.max(axis=1).values, t.softmax(axis=1),
+                lib.std(t, axis=1, keepdims=True), t.amax(axis=1, keepdims=True),
+                t.argmax(axis=1), t.squeeze(axis=0), lib.stack([t, t], axis=1),
+                lib.gather(t, axis=1, index=lib.zeros(2, 1, dtype=lib.long)),
+                t.median(axis=1).values, t.sort(axis=1).indices,
+                lib.mean(t, axis=(0, 1))]
+        errors = []
+        for call in (lambda: lib.softmax(t), lambda: t.sum(1, axis=1)):
+            try:
+                call()
+            except TypeError as e:
+                errors.append(str(e))
+        return [o.numpy() for o in outs], errors
+    (pt, pt_err), (tj, tj_err) = both(run)
+    for a, b in zip(tj, pt):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+        assert a.shape == b.shape
+    assert tj_err[0] == pt_err[0] == 'softmax() missing 1 required positional arguments: "dim"'
+    assert len(pt_err) == len(tj_err) == 2  # (PyTorch: "unexpected keyword argument 'axis'")
