@@ -463,3 +463,38 @@ def test_numpy_keyword_names():
         assert a.shape == b.shape
     assert tj_err[0] == pt_err[0] == 'softmax() missing 1 required positional arguments: "dim"'
     assert len(pt_err) == len(tj_err) == 2  # (PyTorch: "unexpected keyword argument 'axis'")
+
+
+def test_augmented_assignment_on_an_index(monkeypatch):
+    # makemore lecture 1: `N[ix1, ix2] += 1` for every bigram. Python runs x[k] = x[k] after the
+    # view's in-place add, which already wrote through: that copy is skipped (versions still
+    # move as PyTorch's), real writes and recorded ones are not
+    from torchjax._ops import indexing
+
+    writes = []
+    real = indexing._D.dispatch_inplace
+    monkeypatch.setattr(indexing._D, "dispatch_inplace",
+                        lambda *a: writes.append(a) or real(*a))
+
+    def run(lib):
+        N = lib.zeros((4, 5), dtype=lib.int32)
+        v0 = N._version
+        for i in range(7):
+            N[i % 4, (i * 3) % 5] += 1
+        N[1] += 2
+        N[:, 2] *= 3
+        N[1:3, 1:3] -= 1
+        row = N[2]
+        row[1] += 5
+        n_self = len(writes)
+        x = lib.arange(6.0).reshape(2, 3)
+        x[0] = x[1]  # a view of another row: a real write
+        w = lib.ones(3, requires_grad=True)
+        z = w * 2
+        z[1] += 1  # recorded: CopySlices
+        z.sum().backward()
+        return (N.tolist(), N._version - v0, x.tolist(), x._version, z.grad_fn.name(),
+                w.grad.tolist(), n_self, len(writes) - n_self)
+    pt, tj = run(torch), run(torchjax)
+    assert pt[:6] == tj[:6]
+    assert tj[6] == 0 and tj[7] == 2
