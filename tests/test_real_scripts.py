@@ -498,3 +498,18 @@ def test_augmented_assignment_on_an_index(monkeypatch):
     pt, tj = run(torch), run(torchjax)
     assert pt[:6] == tj[:6]
     assert tj[6] == 0 and tj[7] == 2
+
+
+def test_new_factories_take_size_by_keyword():
+    # flex_attention's noop_mask (PyTorch's own code, copied into scripts): b.new_ones(size=())
+    def run(lib):
+        t = lib.ones(2, dtype=lib.float64)
+        outs = [t.new_ones(size=()), t.new_zeros(size=(2, 3)), t.new_empty(size=(1,)).shape,
+                t.new_ones(2, 2), t.new_zeros((1, 2)), t.new_ones(size=(), dtype=lib.bool)]
+        try:
+            t.new_zeros(2, size=(3,))
+        except TypeError as e:
+            outs.append(str(e))
+        return str(outs)
+    pt, tj = both(run)
+    assert tj == pt
