@@ -513,3 +513,29 @@ def test_new_factories_take_size_by_keyword():
         return str(outs)
     pt, tj = both(run)
     assert tj == pt
+
+
+def test_view_as_another_dtype():
+    # float8 and bit-manipulation code: x.view(torch.uint8), b.view(torch.int16); a view whose
+    # writes reach the base, no autograd, PyTorch's errors for sizes that do not fit
+    def run(lib):
+        x = lib.tensor([1.0, -2.0, 0.5])
+        b = lib.arange(8, dtype=lib.uint8)
+        outs = [x.view(lib.int32), x.view(lib.int16), b.view(lib.int16), b.view(lib.float32),
+                x.view(dtype=lib.int32), lib.tensor([True, False]).view(lib.uint8),
+                lib.tensor([1.5, 300.0]).to(lib.float8_e4m3fn).view(lib.uint8)]
+        v = x.view(lib.uint8)
+        v[4:8] = lib.tensor([0, 0, 128, 63], dtype=lib.uint8)  # -2.0 becomes 1.0 in x
+        m = lib.arange(12, dtype=lib.int32).reshape(3, 4)
+        w = lib.ones(3, requires_grad=True)
+        facts = [x.tolist(), m.view(lib.int16).stride(), m[1:].view(lib.uint8).storage_offset(),
+                 w.view(lib.float32).requires_grad]
+        for bad in (lambda: w.view(lib.float64), lambda: lib.tensor(1.0).view(lib.uint8),
+                    lambda: lib.ones(3, 2).t().view(lib.uint8)):
+            try:
+                bad()
+            except RuntimeError as e:
+                facts.append(str(e))
+        return [o.tolist() for o in outs], [str(o.dtype) for o in outs], facts
+    pt, tj = both(run)
+    assert tj == pt
