@@ -530,12 +530,14 @@ def test_view_as_another_dtype():
         w = lib.ones(3, requires_grad=True)
         facts = [x.tolist(), m.view(lib.int16).stride(), m[1:].view(lib.uint8).storage_offset(),
                  w.view(lib.float32).requires_grad]
+        facts.append(tuple(x.view(size=(3, 1)).shape))
         for bad in (lambda: w.view(lib.float64), lambda: lib.tensor(1.0).view(lib.uint8),
-                    lambda: lib.ones(3, 2).t().view(lib.uint8)):
+                    lambda: lib.ones(3, 2).t().view(lib.uint8), lambda: x.view(),
+                    lambda: x.view(lib.float32, 3)):
             try:
                 bad()
-            except RuntimeError as e:
-                facts.append(str(e))
+            except (RuntimeError, TypeError) as e:
+                facts.append(f"{type(e).__name__}: {e}")
         return [o.tolist() for o in outs], [str(o.dtype) for o in outs], facts
     pt, tj = both(run)
     assert tj == pt

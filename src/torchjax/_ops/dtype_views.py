@@ -50,14 +50,28 @@ def _name(d) -> str:
     return _dtypes.SCALAR_NAMES[d.name]
 
 
+def _invalid(args: tuple) -> TypeError:
+    got = ", ".join("torch.dtype" if isinstance(a, _dtypes.dtype) else type(a).__name__
+                    for a in args)
+    return TypeError(f"view() received an invalid combination of arguments - got ({got}), but "
+                     "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
+
+
 @function(name="view", function=False)
-def view(self, *shape, dtype=None):
-    """view(*shape): the same values with a new shape; view(dtype): the same bytes as another
-    dtype. Both are views: writes reach the original."""
-    if dtype is None and len(shape) == 1 and isinstance(shape[0], _dtypes.dtype):
+def view(self, *shape, dtype=None, size=None):
+    """view(*shape) or view(size=...): the same values with a new shape; view(dtype): the same
+    bytes as another dtype. Both are views: writes reach the original."""
+    if size is not None:
+        if shape or dtype is not None:
+            raise _invalid(shape)
+        shape = (size,)
+    elif dtype is not None:
+        if shape:
+            raise _invalid(shape)
+    elif len(shape) == 1 and isinstance(shape[0], _dtypes.dtype):
         dtype = shape[0]
-    elif dtype is not None and shape:
-        raise TypeError("view() received an invalid combination of arguments")
+    elif not shape or any(isinstance(a, (_dtypes.dtype, str)) for a in shape):
+        raise _invalid(shape)
     if dtype is None:
         return _generated("view")(self, *shape)
     dtype = _dtypes.to_dtype(dtype)
