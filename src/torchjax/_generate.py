@@ -133,7 +133,9 @@ def _generate(op: OpDef, kind: str):
     prep = PREPARED[op.name]
     self_name = "self" if kind in ("method", "inplace") else None
     parts, kwonly, defaults = _param_source(op, self_name)
-    kwonly, alias_lines = _numpy_aliases(op, parts, kwonly, defaults)
+    # (nn.functional's functions are Python functions in PyTorch: no NumPy names there)
+    kwonly, alias_lines = (kwonly, []) if kind == "function" and \
+        op.namespace == "torch.nn.functional" else _numpy_aliases(op, parts, kwonly, defaults)
     params = list(op.signature.parameters)
     if self_name:
         params[0] = "self"
