@@ -384,10 +384,11 @@ def test_multiprocessing_spawn_joins_and_reports_a_child_traceback():
         tmp.spawn(_fails, nprocs=1, start_method="fork")
 
 
-def test_share_memory_is_a_no_op_returning_self():
+def test_share_memory_returns_self_and_shares():
     t = torchjax.ones(2)
     m = tnn.Linear(2, 2)
     assert t.share_memory_() is t and m.share_memory() is m
+    assert t.is_shared() and m.weight.is_shared()  # tests/test_shared_memory.py: the rest
 
 
 # ---------------------------------------------------------------- jit, onnx, hub

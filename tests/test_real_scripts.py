@@ -243,3 +243,301 @@ def test_sdpa_kernel_backend_switch():
     (pt_names, pt_facts, pt_out), (tj_names, tj_facts, tj_out) = both(run)
     assert (tj_names, tj_facts) == (pt_names, pt_facts)
     np.testing.assert_allclose(tj_out, pt_out, rtol=1e-6)
+
+
+def _flex_inputs(lib):
+    B, H, L, D = 2, 4, 10, 8
+    n = B * H * L * D
+    q = lib.linspace(-1, 1, n).reshape(B, H, L, D).sin()
+    k = lib.linspace(-2, 1, n).reshape(B, H, L, D).cos()
+    v = lib.linspace(-1, 3, n).reshape(B, H, L, D)
+    return q, k, v
+
+
+def test_flex_attention_against_pytorch():
+    # newer scripts: torch.nn.attention.flex_attention with a score_mod (relative position, a
+    # per-head bias indexed by h) and a causal block mask
+    import importlib
+    import warnings
+
+    def run(lib):
+        fa = importlib.import_module(f"{lib.__name__}.nn.attention.flex_attention")
+        q, k, v = _flex_inputs(lib)
+        bias = lib.arange(4, dtype=lib.float32) / 4
+
+        def causal(b, h, q_idx, kv_idx):
+            return q_idx >= kv_idx
+
+        def rel(score, b, h, q_idx, kv_idx):
+            return score + 0.1 * (q_idx - kv_idx) + bias[h]
+
+        def first_only(b, h, q_idx, kv_idx):  # rows 1.. attend to nothing: zeros
+            return q_idx == 0
+
+        bm = fa.create_block_mask(causal, None, None, 10, 10, device="cpu", BLOCK_SIZE=4)
+        masks = [fa.create_mask(causal, 1, 1, 4, 4, device="cpu"),
+                 fa.create_mask(fa.and_masks(causal, lambda b, h, q, k: k >= 1), 1, 1, 3, 3),
+                 fa.create_mask(fa.or_masks(causal, lambda b, h, q, k: k == 2), 1, 1, 3, 3),
+                 fa.create_mask(fa.noop_mask, 1, 2, 2, 2)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch: "called without torch.compile()"
+            outs = [fa.flex_attention(q, k, v),
+                    fa.flex_attention(q, k, v, score_mod=rel, block_mask=bm),
+                    fa.flex_attention(q, k[:, :2], v[:, :2], enable_gqa=True),
+                    fa.flex_attention(q, k, v, block_mask=fa.create_block_mask(
+                        first_only, 2, 4, 10, 10, device="cpu"))]
+            out, aux = fa.flex_attention(q, k, v, score_mod=rel, scale=0.5,
+                                         return_aux=fa.AuxRequest(lse=True))
+        return (bm.shape, bm.sparsity(), bm.BLOCK_SIZE, bm.to_dense().numpy(),
+                [m.numpy() for m in masks],
+                [o.numpy() for o in outs + [out, aux.lse]], aux.max_scores)
+    pt, tj = both(run)
+    assert pt[:3] == tj[:3]
+    np.testing.assert_array_equal(tj[3], pt[3])
+    assert tj[3].dtype == pt[3].dtype
+    for a, b in zip(tj[4], pt[4]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(tj[5], pt[5]):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+    assert pt[6] is None and tj[6] is None
+
+
+def test_flex_attention_gradients():
+    # PyTorch's CPU build refuses flex_attention's backward; torchjax differentiates it:
+    # compared with the same attention written out in PyTorch
+    from torchjax.nn.attention.flex_attention import AuxRequest, create_block_mask, flex_attention
+
+    def rel(score, b, h, q_idx, kv_idx):
+        return score * (1 + h) / 4 - 0.1 * (q_idx - kv_idx).abs()
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    q, k, v = (t.requires_grad_() for t in _flex_inputs(torchjax))
+    out, aux = flex_attention(q, k, v, score_mod=rel,
+                              block_mask=create_block_mask(causal, None, None, 10, 10),
+                              return_aux=AuxRequest(max_scores=True))
+    out.pow(2).sum().backward()
+    pq, pk, pv = (t.requires_grad_() for t in _flex_inputs(torch))
+    h = torch.arange(4).reshape(1, 4, 1, 1)
+    i = torch.arange(10)
+    s = (pq @ pk.transpose(-2, -1)) / 8 ** 0.5 * (1 + h) / 4 - 0.1 * (i[:, None] - i).abs()
+    s = s.masked_fill(i[:, None] < i, float("-inf"))
+    (s.softmax(-1) @ pv).pow(2).sum().backward()
+    assert aux.lse is None  # (PyTorch's CPU build cannot return max_scores either)
+    np.testing.assert_allclose(aux.max_scores.detach().numpy(), s.amax(-1).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    for a, b in ((q, pq), (k, pk), (v, pv)):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_float8_dtypes():
+    # newer scripts name torch.float8_e4m3fn and friends (scaled matmuls): conversions to and
+    # from them, finfo, printing, and the refusal to promote them with anything else
+    import pytest
+
+    x = [1.3, -2.7, 448., 500., 1e-3, float("inf"), float("nan")]
+
+    def run(lib):
+        names = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
+        facts = []
+        for name in names:
+            d = getattr(lib, name)
+            y = lib.tensor(x).to(d)
+            fi = lib.finfo(d)
+            facts.append((repr(d), d.is_floating_point, d.is_signed, d.itemsize, str(y),
+                          y.float().tolist(), str(fi), y[1:3].tolist(), y.dtype is d))
+        y = lib.tensor(x).to(lib.float8_e4m3fn)
+        with pytest.raises(RuntimeError, match="Promotion for Float8 Types is not supported, "
+                                               "attempted to promote Float8_e4m3fn and Float"):
+            y + lib.tensor(x)
+        return facts, str(lib.zeros(2, dtype=lib.float8_e5m2)), lib.cat([y, y]).float().tolist()
+    pt, tj = both(run)
+    assert str(tj) == str(pt)
+
+
+def test_xpu_and_mps_modules_answer_as_pytorch_without_them():
+    # `torch.xpu.is_available()` / `torch.mps...` checks in device-selection code
+    import importlib
+
+    calls = [("is_available",), ("device_count",), ("manual_seed", 0), ("empty_cache",),
+             ("memory_allocated",), ("is_bf16_supported",), ("synchronize",),
+             ("current_device",), ("get_device_name",)]
+    mps_calls = [("is_available",), ("device_count",), ("manual_seed", 0), ("synchronize",),
+                 ("empty_cache",), ("current_allocated_memory",), ("seed",)]
+
+    def run(lib):
+        out = []
+        for mod, names in (("xpu", calls), ("mps", mps_calls)):
+            m = importlib.import_module(f"{lib.__name__}.{mod}")
+            for name, *args in names:
+                try:
+                    out.append(repr(getattr(m, name)(*args)))
+                except Exception as e:  # noqa: BLE001 - the errors are what is compared
+                    out.append(f"{type(e).__name__}: {e}")
+            if mod == "xpu":
+                try:
+                    with m.device(0):
+                        pass
+                except NotImplementedError as e:
+                    out.append(str(e))
+        return out
+    pt, tj = both(run)
+    assert tj == pt
+
+
+def test_split_pieces_of_a_from_numpy_tensor_are_not_recomputed(monkeypatch):
+    # time_sequence_prediction: `for input_t in input.split(1, dim=1)` over a from_numpy
+    # tensor; each of the 999 pieces re-ran the whole split when first read (35 s of a 36 s
+    # first closure). A piece reads its root again only once the array was written.
+    from torchjax import _numpy_shared
+
+    calls = []
+    real = _numpy_shared.read_through
+    monkeypatch.setattr(_numpy_shared, "read_through",
+                        lambda chain, base: calls.append(1) or real(chain, base))
+
+    def run(lib, count):
+        a = np.arange(12.).reshape(3, 4)
+        t = lib.from_numpy(a)
+        pieces = t.split(1, dim=1)
+        before = [p.sum().item() for p in pieces]
+        n = len(calls)
+        a[0, 0] = 100.0  # written after the split: the pieces see it
+        after = [p.sum().item() for p in pieces]
+        if count:
+            assert n == 0 and len(calls) == 4
+        return before, after
+    assert run(torch, False) == run(torchjax, True)
+
+
+def test_whole_module_saved_by_torchjax_loads_in_pytorch(tmp_path):
+    # MorvanZhou's 304_save_reload: torch.save(net, f) then torch.load(f). The module's classes
+    # are written under PyTorch's names (torch.nn.modules.linear.Linear), so PyTorch loads
+    # the file and refuses it by default with the same message
+    import pytest
+
+    net = torchjax.nn.Sequential(torchjax.nn.Linear(2, 3), torchjax.nn.ReLU())
+    path = tmp_path / "net.pt"
+    torchjax.save(net, path)
+    loaded = torch.load(path, weights_only=False)
+    assert type(loaded[0]) is torch.nn.Linear
+    np.testing.assert_array_equal(loaded[0].weight.detach().numpy(),
+                                  net[0].weight.detach().numpy())
+    messages = []
+    for lib in (torch, torchjax):
+        with pytest.raises(Exception) as info:
+            lib.load(path)
+        messages.append(str(info.value).splitlines()[-3])
+    assert messages[0] == messages[1]
+    assert "GLOBAL torch.nn.modules.container.Sequential was not" in messages[1]
+    with torchjax.serialization.safe_globals([torchjax.nn.Sequential, torchjax.nn.Linear,
+                                              torchjax.nn.ReLU]):
+        assert type(torchjax.load(path)[0]) is torchjax.nn.Linear
+
+
+def test_numpy_keyword_names():
+    # karpathy's makemore lectures: `counts.sum(1, keepdims=True)`; NumPy habits: axis=. PyTorch
+    # takes axis for dim and keepdims for keepdim wherever an op has them
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    def run(lib):
+        t = lib.tensor(x)
+        outs = [t.sum(1, keepdims=True), lib.sum(t, axis=0, keepdims=True), t.mean(axis=1),
+                lib.cat([t, t], axis=0), t.max(axis=1).values, t.softmax(axis=1),
+                lib.std(t, axis=1, keepdims=True), t.amax(axis=1, keepdims=True),
+                t.argmax(axis=1), t.squeeze(axis=0), lib.stack([t, t], axis=1),
+                lib.gather(t, axis=1, index=lib.zeros(2, 1, dtype=lib.long)),
+                t.median(axis=1).values, t.sort(axis=1).indices,
+                lib.mean(t, axis=(0, 1))]
+        errors = []
+        for call in (lambda: lib.softmax(t), lambda: t.sum(1, axis=1)):
+            try:
+                call()
+            except TypeError as e:
+                errors.append(str(e))
+        return [o.numpy() for o in outs], errors
+    (pt, pt_err), (tj, tj_err) = both(run)
+    for a, b in zip(tj, pt):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+        assert a.shape == b.shape
+    assert tj_err[0] == pt_err[0] == 'softmax() missing 1 required positional arguments: "dim"'
+    assert len(pt_err) == len(tj_err) == 2  # (PyTorch: "unexpected keyword argument 'axis'")
+
+
+def test_augmented_assignment_on_an_index(monkeypatch):
+    # makemore lecture 1: `N[ix1, ix2] += 1` for every bigram. Python runs x[k] = x[k] after the
+    # view's in-place add, which already wrote through: that copy is skipped (versions still
+    # move as PyTorch's), real writes and recorded ones are not
+    from torchjax._ops import indexing
+
+    writes = []
+    real = indexing._D.dispatch_inplace
+    monkeypatch.setattr(indexing._D, "dispatch_inplace",
+                        lambda *a: writes.append(a) or real(*a))
+
+    def run(lib):
+        N = lib.zeros((4, 5), dtype=lib.int32)
+        v0 = N._version
+        for i in range(7):
+            N[i % 4, (i * 3) % 5] += 1
+        N[1] += 2
+        N[:, 2] *= 3
+        N[1:3, 1:3] -= 1
+        row = N[2]
+        row[1] += 5
+        n_self = len(writes)
+        x = lib.arange(6.0).reshape(2, 3)
+        x[0] = x[1]  # a view of another row: a real write
+        w = lib.ones(3, requires_grad=True)
+        z = w * 2
+        z[1] += 1  # recorded: CopySlices
+        z.sum().backward()
+        return (N.tolist(), N._version - v0, x.tolist(), x._version, z.grad_fn.name(),
+                w.grad.tolist(), n_self, len(writes) - n_self)
+    pt, tj = run(torch), run(torchjax)
+    assert pt[:6] == tj[:6]
+    assert tj[6] == 0 and tj[7] == 2
+
+
+def test_new_factories_take_size_by_keyword():
+    # flex_attention's noop_mask (PyTorch's own code, copied into scripts): b.new_ones(size=())
+    def run(lib):
+        t = lib.ones(2, dtype=lib.float64)
+        outs = [t.new_ones(size=()), t.new_zeros(size=(2, 3)), t.new_empty(size=(1,)).shape,
+                t.new_ones(2, 2), t.new_zeros((1, 2)), t.new_ones(size=(), dtype=lib.bool)]
+        try:
+            t.new_zeros(2, size=(3,))
+        except TypeError as e:
+            outs.append(str(e))
+        return str(outs)
+    pt, tj = both(run)
+    assert tj == pt
+
+
+def test_view_as_another_dtype():
+    # float8 and bit-manipulation code: x.view(torch.uint8), b.view(torch.int16); a view whose
+    # writes reach the base, no autograd, PyTorch's errors for sizes that do not fit
+    def run(lib):
+        x = lib.tensor([1.0, -2.0, 0.5])
+        b = lib.arange(8, dtype=lib.uint8)
+        outs = [x.view(lib.int32), x.view(lib.int16), b.view(lib.int16), b.view(lib.float32),
+                x.view(dtype=lib.int32), lib.tensor([True, False]).view(lib.uint8),
+                lib.tensor([1.5, 300.0]).to(lib.float8_e4m3fn).view(lib.uint8)]
+        v = x.view(lib.uint8)
+        v[4:8] = lib.tensor([0, 0, 128, 63], dtype=lib.uint8)  # -2.0 becomes 1.0 in x
+        m = lib.arange(12, dtype=lib.int32).reshape(3, 4)
+        w = lib.ones(3, requires_grad=True)
+        facts = [x.tolist(), m.view(lib.int16).stride(), m[1:].view(lib.uint8).storage_offset(),
+                 w.view(lib.float32).requires_grad]
+        facts.append(tuple(x.view(size=(3, 1)).shape))
+        for bad in (lambda: w.view(lib.float64), lambda: lib.tensor(1.0).view(lib.uint8),
+                    lambda: lib.ones(3, 2).t().view(lib.uint8), lambda: x.view(),
+                    lambda: x.view(lib.float32, 3)):
+            try:
+                bad()
+            except (RuntimeError, TypeError) as e:
+                facts.append(f"{type(e).__name__}: {e}")
+        return [o.tolist() for o in outs], [str(o.dtype) for o in outs], facts
+    pt, tj = both(run)
+    assert tj == pt

@@ -19,9 +19,11 @@ class dtype:
         self.name = name
         self.np = np.dtype(np_dtype)
         kind = self.np.kind
-        self.is_floating_point = kind == "f" or name == "bfloat16"
+        # bfloat16 and the float8 types are NumPy extension types (ml_dtypes), of kind "V"
+        extension_float = name == "bfloat16" or name.startswith("float8")
+        self.is_floating_point = kind == "f" or extension_float
         self.is_complex = kind == "c"
-        self.is_signed = kind in "fci" or name == "bfloat16"
+        self.is_signed = (kind in "fci" or extension_float) and name != "float8_e8m0fnu"
         self.itemsize = self.np.itemsize
         self._rank = rank  # 0 bool, 1 integer, 2 floating, 3 complex: promotion category
 
@@ -54,9 +56,17 @@ float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
+# storage formats for scaled matmuls: PyTorch converts to and from them, copies and views
+# them, and promotes them with nothing (promote_types)
+float8_e4m3fn = dtype("float8_e4m3fn", jnp.float8_e4m3fn, 2)
+float8_e5m2 = dtype("float8_e5m2", jnp.float8_e5m2, 2)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", jnp.float8_e4m3fnuz, 2)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz, 2)
+float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu, 2)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 
 ALL = (bool, uint8, int8, int16, int32, int64, uint16, uint32, uint64,
-       float16, bfloat16, float32, float64, complex64, complex128)
+       float16, bfloat16, float32, float64, complex64, complex128) + FLOAT8
 
 ALIASES = {
     "half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
@@ -144,6 +154,9 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     a, b = type1, type2
     if a is b:
         return a
+    if a in FLOAT8 or b in FLOAT8:
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{SCALAR_NAMES[a.name]} and {SCALAR_NAMES[b.name]}")
     if {a.name, b.name} == {"bfloat16", "float16"}:
         return float32
     if a.is_complex or b.is_complex:
@@ -239,4 +252,7 @@ SCALAR_NAMES = {
     "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
     "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+    "float8_e8m0fnu": "Float8_e8m0fnu",
 }

@@ -4,6 +4,8 @@ around _dispatch's eager call."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 
 from ._dispatch import (
@@ -46,11 +48,94 @@ def _param_source(op: OpDef, self_name: str | None):
     return parts, seen_kwonly, defaults
 
 
+# NumPy's names PyTorch also accepts as keywords, for every op with the parameter
+# (`x.sum(1, keepdims=True)`, `torch.cat(xs, axis=0)`)
+_NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
+class _Unset:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
+def _missing(op: OpDef, name: str) -> list:
+    return [f"    if {name} is _UNSET:",
+            f"        raise TypeError('{op.name}() missing 1 required positional arguments: "
+            f"\"{name}\"')"]
+
+
+def _numpy_aliases(op: OpDef, parts: list, kwonly: bool, defaults: dict):
+    """Add `axis` / `keepdims` keyword parameters for the row's `dim` / `keepdim`, and the
+    lines that take them over. A required `dim` (and any required parameter after it) gets
+    the unset marker as its default, so that axis= alone can give it; the lines then say
+    which required argument is missing, in PyTorch's words."""
+    sig = op.signature.parameters
+    names = list(sig)
+    lines = []
+    for name, alias in _NUMPY_NAMES.items():
+        p = sig.get(name)
+        if p is None or alias in sig or p.kind is not p.POSITIONAL_OR_KEYWORD:
+            continue
+        required = p.default is p.empty
+        if not kwonly:
+            parts.append("*")
+            kwonly = True
+        parts.append(f"{alias}=_UNSET")
+        given = f"{name} is not _UNSET" if required else f"{name} is not _d_{name}"
+        lines += [f"    if {alias} is not _UNSET:",
+                  f"        if {given}:",
+                  f"            raise TypeError(\"{op.name}() got multiple values for argument "
+                  f"'{name}'\")",
+                  f"        {name} = {alias}"]
+        if required:
+            for n in names[names.index(name):]:
+                q = sig[n]
+                if q.default is q.empty and q.kind is q.POSITIONAL_OR_KEYWORD:
+                    parts[parts.index(n)] = f"{n}=_UNSET"
+                    lines += _missing(op, n)
+    if lines:
+        defaults["_UNSET"] = _UNSET
+    return kwonly, lines
+
+
+def _numpy_keywords(fn):
+    """A composite (max, std, squeeze, ...) that also takes `axis` / `keepdims` for its
+    `dim` / `keepdim` (the generated rows take them in their signature)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    pairs = [(alias, name) for name, alias in _NUMPY_NAMES.items()
+             if name in params and alias not in params]
+    if not pairs:
+        return fn
+
+    @functools.wraps(fn)
+    def with_numpy_names(*args, **kwargs):
+        if kwargs:
+            for alias, name in pairs:
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got multiple values for argument "
+                                        f"'{name}'")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return with_numpy_names
+
+
 def _generate(op: OpDef, kind: str):
     """Source-generated wrapper with the row's exact signature (fast argument binding)."""
     prep = PREPARED[op.name]
     self_name = "self" if kind in ("method", "inplace") else None
     parts, kwonly, defaults = _param_source(op, self_name)
+    # (nn.functional's functions are Python functions in PyTorch: no NumPy names there)
+    kwonly, alias_lines = (kwonly, []) if kind == "function" and \
+        op.namespace == "torch.nn.functional" else _numpy_aliases(op, parts, kwonly, defaults)
     params = list(op.signature.parameters)
     if self_name:
         params[0] = "self"
@@ -60,7 +145,7 @@ def _generate(op: OpDef, kind: str):
     body = "_dispatch_inplace" if kind == "inplace" else "_dispatch"
     dyn_t = f"({dyn}{',' if dyn else ''})"
     stat_t = f"({stat}{',' if stat else ''})"
-    lines = [f"def {op.name}({{params}}):"]
+    lines = [f"def {op.name}({{params}}):"] + alias_lines
     # PyTorch's nn.functional has no out= arguments
     if kind == "function" and not op.view and op.out_names is None and not op.returns_list \
             and op.namespace != "torch.nn.functional":
@@ -156,6 +241,7 @@ def namespace_functions(ns: str) -> dict:
 def install_functions(namespace: dict, tensor_cls=Tensor):
     from ._ops._registry import FUNCTIONS
     for (name, *_), (fn, method, function, aliases) in FUNCTIONS.items():
+        fn = _numpy_keywords(fn)
         for n in (name, *aliases):
             if function:
                 namespace[n] = fn

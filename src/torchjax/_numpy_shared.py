@@ -40,6 +40,7 @@ import jax
 import numpy as np
 
 from . import _device, _device_dtypes, _dtypes, _host_put, _meta, _strides
+from ._numpy_layout import _byte_view, _view_array
 from ._stacklevel import user_stacklevel
 from ._tensor import Size, Tensor
 from ._views import read_through
@@ -56,13 +57,16 @@ _SUPPORTED = frozenset(np.dtype(n) for n in (
 
 
 class _Host:
-    """A storage shared with NumPy: `array` is the ndarray over it, shaped as its roots."""
+    """A storage shared with NumPy: `array` is the ndarray over it, shaped as its roots.
+    `block` names the shared-memory block the array maps (share_memory_, _shared_memory.py):
+    other processes may write it at any time, so such a host is never released."""
 
-    __slots__ = ("array", "roots")
+    __slots__ = ("array", "roots", "block", "__weakref__")
 
-    def __init__(self, array):
+    def __init__(self, array, block=None):
         self.array = array
         self.roots = []  # weak references to the root tensors over this storage
+        self.block = block
 
 
 class _Link:
@@ -102,6 +106,8 @@ def _in_use(host) -> bool:
     """Whether the memory may be reachable other than through the host: another root, or
     any ndarray (the user's array, a view of it, an array numpy() returned) still alive.
     Conservative: memory owned by something that is not an ndarray counts as in use."""
+    if host.block is not None:
+        return True
     if len(host.roots) > 1 and sum(r() is not None for r in host.roots) > 1:
         return True
     a_refs, b_refs = _refs(host)
@@ -328,20 +334,33 @@ def _shared_class(cls, root: bool):
 
 class _SharedViews(list):
     """A shared root's live views: a view appended here (any view op, detach(), .data)
-    takes the view class, so it re-reads from the root."""
+    takes the view class, so it re-reads from the root.
+
+    A view is appended just after its op computed it from the root's current snapshot, so
+    it is marked as read from that snapshot: its first read then re-reads only if the
+    memory changed since. (Without the mark, the 999 pieces of `input.split(1, dim=1)` over
+    a from_numpy array each re-ran the whole split on their first read.)"""
+
+    def __init__(self, link):
+        super().__init__()
+        self.link = link
 
     def append(self, ref):
         v = ref()
         if v is not None and "_unshared" not in type(v).__dict__:
             v.__class__ = _shared_class(type(v), root=False)
+            link = self.link
+            if link.override is None and link.snap is not None and not isinstance(
+                    _SLOT.__get__(v), jax.core.Tracer):
+                v.__dict__[_FROM] = link.snap
         list.append(self, ref)
 
 
 def _share(root, host, snap=None, seen=None) -> None:
-    root.__dict__[_KEY] = _Link(host, snap, seen)
+    link = root.__dict__[_KEY] = _Link(host, snap, seen)
     host.roots = [r for r in host.roots if r() is not None]
     host.roots.append(weakref.ref(root))
-    views = _SharedViews()
+    views = _SharedViews(link)
     for ref in root._views or ():
         if ref() is not None:
             views.append(ref)
@@ -376,16 +395,23 @@ def _link_of(t):
 
 # -- Tensor.numpy() ---------------------------------------------------------------------------
 
-def _export(root) -> _Host:
-    """Give root a host: a new aligned buffer laid out as root's strides, holding its values."""
+def storage_array(root, alloc):
+    """An ndarray laid out as root's strides over new memory: alloc(nbytes) gives the
+    (buffer, byte offset) it starts at. Its values are not set."""
     arr = _SLOT.__get__(root)
     strides, offset = _strides.of(root)
     dt = np.dtype(arr.dtype)
     extent = 0 if arr.size == 0 else offset + 1 + sum(
         (n - 1) * s for n, s in zip(arr.shape, strides))
-    raw, off = _aligned(extent * dt.itemsize)
-    array = np.ndarray(arr.shape, dt, buffer=raw, offset=off + offset * dt.itemsize,
-                       strides=tuple(s * dt.itemsize for s in strides))
+    raw, off = alloc(extent * dt.itemsize)
+    return np.ndarray(arr.shape, dt, buffer=raw, offset=off + offset * dt.itemsize,
+                      strides=tuple(s * dt.itemsize for s in strides))
+
+
+def _export(root) -> _Host:
+    """Give root a host: a new aligned buffer laid out as root's strides, holding its values."""
+    arr = _SLOT.__get__(root)
+    array = storage_array(root, _aligned)
     seen = np.asarray(arr)  # read-only, no copy
     array[...] = seen  # the one copy
     host = _Host(array)
@@ -399,38 +425,6 @@ def _where(t) -> tuple:
     arr = _SLOT.__get__(t)
     strides, offset = _strides.of(t)
     return tuple(arr.shape), np.dtype(arr.dtype), strides, offset
-
-
-def _byte_view(dt: np.dtype, root: np.dtype) -> bool:
-    """Whether a view of dtype dt can be read from a storage of dtype root byte for byte: the
-    same dtype or size (view(dtype)), or the complex/real pair view_as_complex/_real make."""
-    if dt.itemsize == root.itemsize:
-        return True
-    if dt.kind == "c" and root.kind == "f":
-        return dt.itemsize == 2 * root.itemsize
-    if dt.kind == "f" and root.kind == "c":
-        return 2 * dt.itemsize == root.itemsize
-    return False
-
-
-def _view_array(host, where, root_offset):
-    """The ndarray over the host memory at a view's strides and offset."""
-    shape, dt, strides, offset = where
-    if root_offset:
-        raise NotImplementedError("numpy() of a view of a tensor whose storage offset is not 0: "
-                                  "call .clone() first")
-    risz = host.array.dtype.itemsize
-    # from the storage's first byte (the host array's first element), the view's bytes
-    start = offset * dt.itemsize
-    size = int(np.prod(shape, dtype=np.int64))
-    end = start if size == 0 else start + dt.itemsize * (1 + sum(
-        (n - 1) * s for n, s in zip(shape, strides)))
-    span = -(-max(end, 1) // risz)
-    flat = np.lib.stride_tricks.as_strided(host.array, shape=(span,), strides=(risz,))
-    mem = flat.view(np.uint8)[start:end]
-    typed = mem.view(dt) if mem.size else np.empty(0, dt)
-    return np.lib.stride_tricks.as_strided(
-        typed, shape=shape, strides=tuple(s * dt.itemsize for s in strides), writeable=True)
 
 
 def numpy(self, *, force: bool = False) -> np.ndarray:

@@ -409,6 +409,18 @@ def _as_complex(shape, strides, offset, out_shape):
     return tuple(s // 2 for s in strides[:-1]), offset // 2
 
 
+def _dtype_view(shape, strides, offset, out_shape, dtype):
+    """view(dtype): positions counted in the new element size (the last stride is 1 when the
+    sizes differ)."""
+    if not shape or out_shape[-1] == shape[-1]:
+        return tuple(strides), offset
+    if out_shape[-1] > shape[-1]:  # smaller elements, r per old one
+        r = out_shape[-1] // shape[-1]
+        return tuple(s * r for s in strides[:-1]) + (1,), offset * r
+    r = shape[-1] // out_shape[-1]
+    return tuple(s // r for s in strides[:-1]) + (1,), offset // r
+
+
 def _same(shape, strides, offset, out_shape, **_):
     return tuple(strides), offset
 
@@ -445,7 +457,7 @@ RULES = {
     "diagonal": _diagonal, "linalg_diagonal": _diagonal, "unfold": _unfold,
     "_select": _basic, "_slice": _basic, "_unsqueeze": _basic, "_alias": _same,
     "real": _complex_parts(0), "imag": _complex_parts(1), "view_as_real": _as_real,
-    "view_as_complex": _as_complex, "_as_strided": _as_strided,
+    "view_as_complex": _as_complex, "_as_strided": _as_strided, "_view_dtype": _dtype_view,
 }
 
 

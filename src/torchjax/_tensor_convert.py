@@ -147,18 +147,21 @@ class _Conversions:
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                       requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> _Conversions:
-        """A tensor of zeros of the given size, with this tensor's dtype and device unless given.
-        """
+    def new_zeros(self, *args, size=None, dtype=None, device=None,
+                  requires_grad=False) -> _Conversions:
+        """A tensor of zeros of the given size (positional, or `size=`), with this tensor's dtype
+        and device unless given."""
         from ._creation import zeros
-        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                     requires_grad=requires_grad)
+        return zeros(*_size(args, size), dtype=dtype or self.dtype,
+                     device=device or self.device, requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> _Conversions:
-        """A tensor of ones of the given size, with this tensor's dtype and device unless given."""
+    def new_ones(self, *args, size=None, dtype=None, device=None,
+                 requires_grad=False) -> _Conversions:
+        """A tensor of ones of the given size (positional, or `size=`), with this tensor's dtype
+        and device unless given."""
         from ._creation import ones
-        return ones(*size, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
+        return ones(*_size(args, size, "new_ones"), dtype=dtype or self.dtype,
+                    device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         """A tensor of the given size filled with `fill_value`, with this tensor's dtype and device
@@ -168,11 +171,23 @@ class _Conversions:
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> _Conversions:
+    def new_empty(self, *args, size=None, dtype=None, device=None,
+                  requires_grad=False) -> _Conversions:
         """A tensor of the given size with this tensor's dtype and device unless given; XLA has no
         uninitialised memory, so it holds zeros.
         """
-        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return self.new_zeros(*_size(args, size, "new_empty"), dtype=dtype, device=device,
+                              requires_grad=requires_grad)
+
+
+def _size(args: tuple, size, name: str = "new_zeros") -> tuple:
+    """new_zeros(2, 3), new_zeros((2, 3)) and new_zeros(size=(2, 3)) as the arguments of
+    zeros()."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
 
 
 def _to_or_from_meta(t, dev, copy: bool):

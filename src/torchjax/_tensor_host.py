@@ -121,15 +121,17 @@ class _HostReads:
         return id(self)
 
     def share_memory_(self):
-        """A no-op returning self: XLA owns the buffer, and processes get copies (see
-        torchjax.multiprocessing)."""
-        return self
+        """Move the storage (a view's base's) to shared memory, which processes started by
+        torch.multiprocessing map and write: a no-op once shared, and off the CPU (see
+        torchjax._shared_memory)."""
+        from ._shared_memory import share_memory_
+        return share_memory_(self)
 
     def is_shared(self) -> bool:
-        """Always False: XLA owns the buffer and torchjax has no shared memory (see
-        `share_memory_`).
-        """
-        return False
+        """Whether the storage is in shared memory (share_memory_, or received so from
+        another process)."""
+        from ._shared_memory import is_shared
+        return is_shared(self)
 
     def __reduce_ex__(self, proto):
         from ._tensor import _rebuild  # (pickles name it there)

@@ -62,6 +62,12 @@ class finfo(_TypeInfo):
         self.tiny = builtins.float(info.smallest_normal)
         self.smallest_normal = self.tiny
         self.resolution = 10.0 ** -builtins.int(info.precision)
+        if d in _dtypes.FLOAT8:
+            # PyTorch's float8 limits give no decimal digit of precision, and e5m2fnuz an
+            # epsilon of 2**-3
+            self.resolution = 1.0
+            if d.name == "float8_e5m2fnuz":
+                self.eps = 0.125
         self.dtype = d.name
 
 

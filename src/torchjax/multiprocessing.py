@@ -1,9 +1,11 @@
 """torchjax.multiprocessing: Python's multiprocessing, with PyTorch's spawn().
 
-Tensors sent between processes are pickled, that is copied: torchjax has no shared-memory
-tensors, so the sharing strategies are accepted and only recorded, and Tensor.share_memory_()
-/ Module.share_memory() leave tensors where they are. Workers that change a model's weights
-must send them back (e.g. through a Queue) rather than rely on shared storage.
+A tensor in shared memory (Tensor.share_memory_(), Module.share_memory(): _shared_memory.py)
+reaches a process started here, or a Queue, as that memory: writes on either side are seen on
+the other (Hogwild training). Any other tensor is pickled, that is copied (PyTorch would move
+it to shared memory first, so a receiver's writes would reach the sender: share it explicitly
+for that). The sharing strategies are accepted and only recorded: blocks are always named
+POSIX shared memory.
 """
 
 from __future__ import annotations

@@ -12,6 +12,12 @@ SAMPLES = {
         S(make(2, 3, dtype="int64"), torchjax.float32, call=lambda lib, x, d: x.to(d)),
     ],
     "_to_device": [S(make(3), call=lambda lib, x: x.to("cpu", copy=True))],
+    "_view_dtype": [  # Tensor.view(dtype): no autograd, as in PyTorch
+        S(make(3, 4), torchjax.int32, grad=False, call=lambda lib, x, d: x.view(d)),
+        S(make(3, 4), torchjax.uint8, grad=False, call=lambda lib, x, d: x.view(d)),
+        S(make(2, 4, dtype="int32"), torchjax.int64, grad=False,
+          call=lambda lib, x, d: x.view(d)),
+    ],
     "clone": [S(make(3, 4)), S(make()), S(make(2, dtype="int64"))],
     "fill": [
         S(make(3, 4), 2.5, call=lambda lib, x, v: (x * 1).fill_(v)),

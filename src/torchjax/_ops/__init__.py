@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     conv_tbc,
     cumulative,
     deprecated_norms,
+    dtype_views,
     eig,
     fold,
     fractional_pooling,

@@ -69,6 +69,32 @@ def write(self: Tensor, value, k) -> bool:
     return True
 
 
+def assigns_itself(self: Tensor, value, k) -> bool:
+    """`x[k] = x[k]`, the second half of `x[k] += v` (Python's augmented assignment on an
+    index): the in-place op already wrote through the view x[k] into x, and a live view
+    holds its base's values, so the write would put back what is there. Only the version
+    moves, as PyTorch's copy moves it. (makemore's bigram counts, `N[ix1, ix2] += 1` over
+    every pair of every name, spent a third of each step in this copy.) Writes that autograd
+    records, traced ones and checkpoint's capture keep the program path."""
+    if not isinstance(value, Tensor) or value._base is None or k.advanced:
+        return False
+    root = self if self._base is None else self._base
+    own = self._view_chain or ()
+    chain = value._view_chain
+    if value._base is not root or len(chain) != len(own) + 1 or chain[:len(own)] != own:
+        return False
+    from .._dispatch import _key_stat
+    from ._registry import OPS
+    if chain[-1] != (OPS[k.last or "_alias"], _key_stat((k.spec,))):
+        return False
+    if (grad_mode.STATE.grad_enabled and (self._requires_grad or value._requires_grad)) or \
+            _dispatch.CAPTURE is not None or self._inference or \
+            self._data.__class__ is not _ARRAY:
+        return False
+    self._counter()[0] += 1
+    return True
+
+
 def _exact(value, dtype):
     """value as a NumPy scalar of `dtype` when the conversion keeps it exactly, else None."""
     if isinstance(value, float) and not np.isfinite(value):

@@ -18,6 +18,10 @@ def _to_dtype(input, dtype):
     if jnp.issubdtype(input.dtype, jnp.complexfloating) and not (
             dtype.is_complex):
         input = jnp.real(input)
+    if dtype.name == "float8_e4m3fn" and jnp.issubdtype(input.dtype, jnp.floating):
+        # PyTorch's conversion saturates at the largest finite value (e4m3fn has no infinity;
+        # a plain cast gives NaN beyond it)
+        input = jnp.clip(input, -448, 448)
     return input.astype(dtype.np)
 
 

@@ -405,8 +405,9 @@ def _setitem(self, key, value):
         if k.advanced and value.dtype is not self.dtype and key is not True and not (
                 k.single_mask and value.ndim == 0):
             _dtype_mismatch(self, value)
-    if not k.advanced and _host_setitem.write(self, value, k):
-        return  # a small write autograd does not record, made on the host
+    if not k.advanced and (_host_setitem.assigns_itself(self, value, k)
+                           or _host_setitem.write(self, value, k)):
+        return  # no write needed, or a small one autograd does not record, on the host
     name = "_index_put" if k.advanced and k.last is None else "_copy_slices"
     if name == "_copy_slices" and self._requires_grad and self._grad_fn is None \
             and grad_mode.STATE.grad_enabled:

@@ -126,6 +126,8 @@ def user_globals() -> dict:
             table[g[1]] = g[0]
         else:
             table[f"{g.__module__}.{g.__qualname__}"] = g
+            if g.__module__.startswith("torchjax."):  # as torch.save writes it (_pickler)
+                table[f"torch{g.__module__[len('torchjax'):]}.{g.__qualname__}"] = g
     return table
 
 

@@ -137,6 +137,17 @@ def global_name(obj):
     return None
 
 
+def _torch_path(obj, name=None):
+    """(module, name) under PyTorch's name of a torchjax class or function (a whole saved
+    module's torchjax.nn.modules.linear.Linear is written torch.nn.modules.linear.Linear, as
+    PyTorch writes it, so PyTorch can load the file), else None."""
+    module = getattr(obj, "__module__", None)
+    if not isinstance(module, str) or not (module == "torchjax" or
+                                           module.startswith("torchjax.")):
+        return None
+    return "torch" + module[len("torchjax"):], name or obj.__qualname__
+
+
 class TorchPickler(pickle._Pickler):
     """The pure-Python pickler, so PyTorch's globals can be written by name without PyTorch
     being importable; storages go to `storages` (id(owner) -> Storage, in key order)."""
@@ -168,7 +179,7 @@ class TorchPickler(pickle._Pickler):
         return NotImplemented
 
     def save_global(self, obj, name=None):
-        found = global_name(obj)
+        found = global_name(obj) or _torch_path(obj, name)
         if found is None:
             return super().save_global(obj, name)
         module, name = found

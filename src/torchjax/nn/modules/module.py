@@ -262,8 +262,10 @@ class Module(ModuleHooks, ModuleStateDict, ModuleConversions, ModuleTraversal):
         return self._call_impl(*args, **kwargs)
 
     def share_memory(self) -> Module:
-        """Tensor.share_memory_ on every parameter and buffer: a no-op here (returns self)."""
-        return self
+        """Tensor.share_memory_ on every parameter, gradient and buffer: processes started
+        by torch.multiprocessing then train one model (Hogwild)."""
+        from ..._shared_memory import share_module
+        return share_module(self)
 
     def compile(self, *args, **kwargs) -> None:
         """Compile this module's calls in place (PyTorch 2's Module.compile): the arguments
