@@ -111,20 +111,7 @@ def test_fused_replay_with_explicit_gradient(compiled):
         np.testing.assert_allclose(gb, eb, rtol=1e-5, atol=1e-6)
 
 
-@pytest.fixture
-def host_tier(request):
-    from torchjax import _host_tier
-    was = _host_tier.ON[0]
-    _host_tier.ON[0] = request.param
-    yield request.param
-    _host_tier.ON[0] = was
-
-
-@pytest.mark.parametrize("host_tier", [False], indirect=True)
-def test_the_fused_program_compiles_on_another_thread_and_takes_over(monkeypatch, compiled,
-                                                                    host_tier):
-    """Without the host tier: the second pass starts the fused program's compile on a thread
-    and runs node by node until it is ready."""
+def test_the_fused_program_compiles_on_another_thread_and_takes_over(monkeypatch, compiled):
     monkeypatch.setattr(engine, "BACKGROUND", True)
     monkeypatch.setattr(engine, "_compiling", [None])
     expected = _grads(torch, _shared_dag, reps=2)[-1]
@@ -143,28 +130,6 @@ def test_the_fused_program_compiles_on_another_thread_and_takes_over(monkeypatch
         if rep > 1:
             state.thread.join()
     assert callable(engine._seen[compiled[0]]) and len(compiled) == 1
-
-
-@pytest.mark.parametrize("host_tier", [True], indirect=True)
-def test_with_the_host_tier_a_structure_seen_twice_runs_its_fused_program(monkeypatch, compiled,
-                                                                         host_tier):
-    """With the host tier: the second pass calls the fused program, whose first calls the
-    host tier evaluates (it compiles it once hot): nothing compiled ahead for a structure that
-    may not come back."""
-    monkeypatch.setattr(engine, "FUSE_FIRST", [0])
-    monkeypatch.setattr(engine, "BACKGROUND", True)
-    monkeypatch.setattr(engine, "_compiling", [None])
-    expected = _grads(torch, _shared_dag, reps=2)[-1]
-    a = torchjax.tensor(A, requires_grad=True)
-    b = torchjax.tensor(B, requires_grad=True)
-    for rep in range(3):
-        a.grad = b.grad = None
-        _shared_dag(torchjax, a, b).backward()
-        for g, e in zip((a.grad, b.grad), expected):
-            np.testing.assert_allclose(g.numpy(), e, rtol=1e-5, atol=1e-6)
-        if rep >= 1:
-            assert len(compiled) == 1 and isinstance(engine._seen[compiled[0]], fused.Fused)
-    assert engine._compiling[0] is None
 
 
 def test_a_processs_first_structure_is_fused_at_once(monkeypatch, compiled):

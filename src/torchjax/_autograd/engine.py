@@ -27,7 +27,7 @@ import threading
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _host_tier, _one_off, _programs
+from .. import _one_off, _programs
 from .._linearize import Linearized
 from . import anomaly, batched, chains, fused
 from .node import BEFORE_BACKWARD, AccumulateGrad, receive
@@ -473,18 +473,12 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
             fn = _compile_fused(key)
             prog, args = fn.prepare(tuple(n._saved for n in nodes
                                           if type(n) is not AccumulateGrad))
-            if not _host_tier.takes((args, given)):
-                # (traced and lowered here, or found in the program cache and loaded at the
-                # next call; only XLA's compile goes to the thread)
-                _seen[key] = _compiling[0] = _Compiling(
-                    fn, _programs.compile_ahead(prog, (args, given)))
-                return False
-            # The host tier evaluates its first calls and compiles it (on its worker) only
-            # once it is hot: a structure met twice but rarely after (an RL episode's
-            # length) compiled ~7 s of fused backwards ahead in reinforce.py's 60 episodes
-            _seen[key] = fn
-        else:
-            fn = _seen[key] = _compile_fused(key)
+            # (traced and lowered here, or found in the program cache and loaded at the
+            # next call; only XLA's compile goes to the thread)
+            _seen[key] = _compiling[0] = _Compiling(
+                fn, _programs.compile_ahead(prog, (args, given)))
+            return False
+        fn = _seen[key] = _compile_fused(key)
     else:
         for f in REPEATED:
             f()
