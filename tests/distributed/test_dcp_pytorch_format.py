@@ -214,9 +214,12 @@ def pytorch_fsdp_checkpoint(tmp_path_factory):
     script = os.path.join(os.path.dirname(__file__), "pytorch_fsdp_job.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE",
                                                                     "MASTER_", "LOCAL_"))}
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                           "--nproc-per-node", "2", script, str(path)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    for _ in range(2):  # (PyTorch's own gloo job aborted once in a loaded full run: again)
+        done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                               "--nproc-per-node", "2", script, str(path)], env=env,
+                              capture_output=True, text=True, timeout=300)
+        if done.returncode == 0:
+            break
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     return path, json.loads(line[len("RESULT "):])
