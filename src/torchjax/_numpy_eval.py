@@ -225,6 +225,17 @@ def _slice(x, *, start_indices, limit_indices, strides=None, **_):
     return x[tuple(slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))]
 
 
+def window_start(ndim, indices, b, index_map, op_batch, idx_batch) -> list:
+    """The operand position of batch element b's window, for a gather or a scatter: its
+    index vector placed by `index_map`, and the batch position on the batching dims."""
+    start = [0] * ndim
+    for k, d in enumerate(index_map):
+        start[d] = int(indices[b + (k,)])
+    for d, i in zip(op_batch, idx_batch):
+        start[d] = b[i]
+    return start
+
+
 def _clamped_starts(shape, starts, sizes):
     return [int(min(max(int(s), 0), n - k)) for s, n, k in zip(starts, shape, sizes)]
 
@@ -394,11 +405,7 @@ def _gather(x, indices, *, dimension_numbers, slice_sizes, mode=None, fill_value
     op_batch = tuple(getattr(dn, "operand_batching_dims", ()))
     idx_batch = tuple(getattr(dn, "start_indices_batching_dims", ()))
     for b in np.ndindex(*batch_shape):
-        start = [0] * x.ndim
-        for k, d in enumerate(dn.start_index_map):
-            start[d] = int(indices[b + (k,)])
-        for d, i in zip(op_batch, idx_batch):
-            start[d] = b[i]
+        start = window_start(x.ndim, indices, b, dn.start_index_map, op_batch, idx_batch)
         if fill and any(s < 0 or s + k > n for s, k, n in zip(start, slice_sizes, x.shape)):
             out[b] = _fill_value(x.dtype, fill_value)
             continue

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ._numpy_eval import NoRule, rule
+from ._numpy_eval import NoRule, _clamped_starts, rule, window_start
 
 
 def _dilate(x, axes, factors):
@@ -149,15 +149,12 @@ def _scatter(combine):
         for d, n in zip(full, window_shape):
             sizes[d] = n
         for b in np.ndindex(*batch_shape):
-            start = [0] * operand.ndim
-            for k, d in enumerate(dn.scatter_dims_to_operand_dims):
-                start[d] = int(indices[b + (k,)])
-            for d, i in zip(op_batch, idx_batch):
-                start[d] = b[i]
+            start = window_start(operand.ndim, indices, b, dn.scatter_dims_to_operand_dims,
+                                 op_batch, idx_batch)
             if any(s < 0 or s + n > m for s, n, m in zip(start, sizes, operand.shape)):
                 if not clip:
                     continue
-                start = [min(max(s, 0), m - n) for s, n, m in zip(start, sizes, operand.shape)]
+                start = _clamped_starts(operand.shape, start, sizes)
             where = tuple(slice(s, s + n) for s, n in zip(start, sizes))
             piece = upd[b].reshape(sizes)
             out[where] = piece if combine is None else combine(out[where], piece)
