@@ -104,11 +104,13 @@ def device_uniforms(n: int, np_dtype, key, offset):
     then."""
     if not serves(np_dtype):
         return None
-    whole = -(-n // CHUNK) * CHUNK
-    host = _host_uniform(whole, np_dtype, key, offset, 0.0, 1.0)
+    host = _host_uniform(n, np_dtype, key, offset, 0.0, 1.0)
     if host is not None:  # (NumPy's values, the chunks' bits: no program either way)
         from ._one_off import to_device
-        return tuple(to_device(host[s:s + CHUNK], key) for s in range(0, whole, CHUNK))
+        # (the n values drawn, then zeros to whole chunks: the caller cuts the first n)
+        whole = np.zeros(-(-n // CHUNK) * CHUNK, host.dtype)
+        whole[:n] = host
+        return tuple(to_device(whole[s:s + CHUNK], key) for s in range(0, len(whole), CHUNK))
     run = _program(np_dtype)
     if not _programs.made(run, (key, offset, np.uint32(0), 0.0, 1.0)):
         return None
