@@ -139,6 +139,7 @@ _host_drawn = [0]
 def _host_uniform(n, np_dtype, key, offset, a, b):
     """The draw's n values computed with NumPy, or None (the chunk program makes them)."""
     from . import _host_tier, _numpy_random, _random
+    from ._host_put import _single_process
 
     if (n > HOST_MAX or _host_drawn[0] + n > HOST_VALUES or not _host_tier.ON[0]
             or np.dtype(np_dtype) != np.float32 or not isinstance(offset, (int, np.integer))
@@ -146,7 +147,7 @@ def _host_uniform(n, np_dtype, key, offset, a, b):
             or str(key.dtype) != "key<fry>" or key.shape != ()
             or any(d.platform != "cpu" for d in key.devices())
             or not isinstance(a, (int, float)) or not isinstance(b, (int, float))
-            or jax.process_count() != 1):  # (as the host tier: a job's ranks stay XLA's)
+            or not _single_process()):  # (as the host tier: a job's ranks stay XLA's)
         return None
     multiply_add = _multiply_add(repr(sorted((_programs.compiler_options or {}).items())))
     if multiply_add is None:

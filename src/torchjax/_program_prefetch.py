@@ -68,7 +68,8 @@ def note(store, key, in_tree, platform) -> None:
     the order needed; at the first one, the manifest of the last run starts loading."""
     if not _state["started"]:
         _start(store)
-    if key in _needed_keys or len(_needed) >= MAX_KEYS:
+    # (nothing to keep where no manifest is written: pytest, a notebook, prefetch off)
+    if _state["fingerprint"] is None or key in _needed_keys or len(_needed) >= MAX_KEYS:
         return
     _needed_keys.add(key)
     _needed.append((key, in_tree, platform))
@@ -155,9 +156,11 @@ def _first_run(compiled) -> None:
         import jax
         import numpy as np
 
+        from ._host_put import _single_process
+
         # never in a job of several processes: an SPMD program's collectives would meet the
         # other processes' real calls of it
-        if jax.process_count() != 1:
+        if not _single_process():
             return
 
         avals = [a._aval for a in jax.tree_util.tree_leaves(compiled.args_info)]
