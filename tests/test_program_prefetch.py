@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import torchjax
+from tests.test_compile_cache import _env
 from torchjax import _compile_cache, _program_prefetch
 
 pytestmark = pytest.mark.xdist_group("compile-cache")
@@ -57,15 +58,12 @@ print(json.dumps({"losses": losses,
                   "prefetch": _program_prefetch.STATS}))
 """
 
-_SCRUB = ("TORCHJAX_CACHE", "TORCHJAX_CACHE_DIR", "TORCHJAX_CACHE_PROGRAMS", "TORCHJAX_LOGS",
-          "TORCHJAX_PREFETCH", "JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_COMPILATION_CACHE")
-
-
 def _run(script, cache, **extra):
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
-    # (compiled programs on disk are the subject: the host tier, which compiles only hot
-    # programs, is off, as in test_compile_cache)
-    env.update(TORCHJAX_CACHE_DIR=str(cache), TORCHJAX_HOST_TIER="0", **extra)
+    # (compiled programs on disk are the subject: test_compile_cache's environment, the host
+    # tier off; this module's own switch comes only from `extra`)
+    env = _env(TORCHJAX_CACHE_DIR=str(cache), **extra)
+    if "TORCHJAX_PREFETCH" not in extra:
+        env.pop("TORCHJAX_PREFETCH", None)
     # (the script runs from its own directory: this torchjax, wherever it was imported from)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(torchjax.__file__).parent.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
