@@ -180,3 +180,56 @@ def test_a_loop_is_never_run_on_zeros():
 
     _program_prefetch._first_run(Spy())
     assert calls == [[((3,), np.float32, 0.0), ((), np.int32, 0.0)]]
+
+
+def test_a_64_bit_program_with_an_unused_argument_runs_on_zeros():
+    # (a fused backward's and an update's first runs: int64 or float64 arguments, made in
+    # torchjax's x64 scope, and arguments the program does not read, which XLA's input
+    # shardings leave out)
+    import jax
+
+    from torchjax._x64 import scope
+
+    with scope():
+        compiled = jax.jit(lambda x, n, unused: x * 2 + n).lower(
+            jax.numpy.ones(3, np.float64), np.int64(1), jax.numpy.ones(2, np.float32)).compile()
+    calls = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(compiled, name)
+
+        def __call__(self, *args):
+            calls.append([(a.shape, a.dtype, float(a.sum())) for a in args])
+            return compiled(*args)
+
+    _program_prefetch._first_run(Spy())
+    assert calls == [[((3,), np.float64, 0.0), ((), np.int64, 0.0), ((2,), np.float32, 0.0)]]
+
+
+def test_a_program_made_ahead_is_listed_where_it_is_first_used(monkeypatch):
+    """The optimizer's update is made at the first zero_grad and used at the end of the step:
+    the manifest lists it where it is used (the next run loads in that order); one made ahead
+    and never used comes last."""
+    monkeypatch.setattr(_program_prefetch, "_state", dict(
+        _program_prefetch._state, started=True, fingerprint="manifest-test", listed=None))
+    monkeypatch.setattr(_program_prefetch, "_needed", [])
+    monkeypatch.setattr(_program_prefetch, "_needed_keys", set())
+    monkeypatch.setattr(_program_prefetch, "_ahead", {})
+    monkeypatch.setattr(_program_prefetch, "_stop", [False])
+    note = _program_prefetch.note
+    note(None, "update", "tree-u", "cpu", ahead=True)
+    note(None, "forward", "tree-f", "cpu")
+    note(None, "never used", "tree-n", "cpu", ahead=True)
+    note(None, "update", "tree-u", "cpu")  # its first use, after the forward
+    note(None, "forward", "tree-f", "cpu")  # (again: listed once)
+    kept = {}
+
+    class Store:
+        def put(self, key, data):
+            kept[key] = data
+
+    _program_prefetch._write(Store())
+    import pickle
+    assert [x[0] for x in pickle.loads(kept["manifest-test"])] == ["forward", "update",
+                                                                     "never used"]

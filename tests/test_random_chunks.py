@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import torchjax as torch
-from torchjax import _chunk_draws, _creation, _one_off, _programs, _random
+from torchjax import _chunk_draws, _creation, _one_off, _program_prefetch, _programs, _random
 from torchjax._x64 import scope
 
 DTYPES = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16]
@@ -140,3 +140,48 @@ def test_numpy_draws_stop_at_their_budget(host_draws, monkeypatch):
         assert _chunk_draws._host_uniform(10, np.float32, key, off, 0.0, 1.0) is None
         assert _chunk_draws._host_uniform(5, np.float32, key, off, 0.0, 1.0) is not None
         assert _chunk_draws._host_uniform(1, np.float64, key, off, 0.0, 1.0) is None
+
+
+def test_uniform_draws_take_the_chunk_program_when_it_is_at_hand(host_draws):
+    """Once the chunk program is made (an Embedding's normal draw made it), uniform draws
+    come from it: ~100x quicker than NumPy's threefry, the same bits."""
+    key, off = _key(6)
+    n = 3000
+    with scope():
+        host = _chunk_draws._host_uniform(n, np.float32, key, off, -0.25, 0.5)
+        drawn = _chunk_draws._host_drawn[0]
+        _chunk_draws._program(np.float32)(key, off, np.uint32(0), -0.25, 0.5)  # made
+        got, _ = _chunk_draws.draw("uniform", n, np.float32, key, off, -0.25, 0.5)
+    assert _chunk_draws._host_drawn[0] == drawn  # (no NumPy draw)
+    np.testing.assert_array_equal(got.view(np.uint32), host.view(np.uint32))
+
+
+def test_a_program_is_at_hand_when_made_or_listed(monkeypatch):
+    """made_or_listed: held by this process, or listed by the manifest of the script's last
+    run (its executable is on disk, being loaded ahead: _program_prefetch)."""
+    import jax.numpy as jnp
+    f = _programs.jit(_chunk_draws._probe)  # (a torchjax function: the cache names it)
+    n = int(np.random.default_rng().integers(6, 10 ** 6))  # (a new size: nothing made)
+    args = (jnp.arange(float(n)), jnp.float32(2), jnp.float32(1))
+    if _programs._get_store() is None:
+        pytest.skip("the program cache is off: nothing is ever listed")
+    asked = []
+    monkeypatch.setattr(_program_prefetch, "listed", lambda store, k: asked.append(k) or False)
+    assert not _programs.made_or_listed(f, args)
+    assert asked  # (a program the cache names by a key)
+    monkeypatch.setattr(_program_prefetch, "listed", lambda store, k: k == asked[0])
+    assert _programs.made_or_listed(f, args)
+    monkeypatch.setattr(_program_prefetch, "listed", lambda store, k: False)
+    f(*args)
+    f(*args)
+    from torchjax import _program_soon
+    _program_soon.wait_all()
+    for _ in range(_host_tier_hot()):
+        f(*args)
+    _program_soon.wait_all()
+    assert _programs.made_or_listed(f, args)
+
+
+def _host_tier_hot():
+    from torchjax import _host_tier
+    return _host_tier.HOT + 1

@@ -8,10 +8,13 @@ the next. So each process notes the first programs it needs (`note`, from the mi
 and the compiles started ahead), in order, and at exit keeps that list in the program cache
 as the script's manifest (named by its command line and working directory, and the rank of a
 job of several processes). The next process of the same command line, at its first program,
-reads the manifest and starts one thread that loads the listed executables in that order;
-the miss handler takes a program from it (`take`) instead of reading the disk, waiting when
-the thread is loading that very program, loading it itself when the thread has not got to it
-yet (the thread then skips it). XLA's deserialization releases the GIL for much of its work,
+reads the manifest and starts two threads that load the listed executables in that order,
+the second one only the large ones (so a fused backward and an optimizer's update, the
+slowest to load and to run the first time, are ready when the step needs them); the miss
+handler takes a program from them (`take`) instead of reading the disk, waiting when a
+thread is loading that very program, loading it itself when none has got to it yet (they
+then skip it). A program made ahead of its use (the update, compiled from the first
+zero_grad on) is listed where it is first used. XLA's deserialization releases the GIL for much of its work,
 so the loads overlap the forward's Python and the runs of programs already loaded.
 
 Only scripts get manifests: a command line that names a Python file (`python train.py`,
@@ -36,12 +39,14 @@ from . import _compile_cache, _compile_stats, _program_entries
 
 ON = [os.environ.get("TORCHJAX_PREFETCH", "1").strip().lower() not in ("0", "false", "off", "")]
 MAX_KEYS = 256  # programs listed per manifest: the first ones a run needs
+LOADERS = 2  # threads loading ahead (see _start)
 _VERSION = 1
 
 _lock = threading.Lock()
-_state = {"started": False, "fingerprint": None, "listed": None}
+_state = {"started": False, "fingerprint": None, "listed": None, "listed_set": None}
 _needed: list = []  # (key, input tree) of the programs this process needed, in order
 _needed_keys: set = set()
+_ahead: dict = {}  # key -> the same, of programs made ahead and not used yet
 _ready: dict = {}  # key -> (executable loaded by the thread, seconds it took), not taken yet
 _loading: dict = {}  # key -> threading.Event of the program the thread is loading now
 _taken: set = set()  # keys the miss handler loads itself: the thread skips them
@@ -63,16 +68,35 @@ def _fingerprint():
     return "manifest-" + hashlib.blake2b(what.encode(), digest_size=20).hexdigest()
 
 
-def note(store, key, in_tree, platform) -> None:
+def note(store, key, in_tree, platform, ahead=False) -> None:
     """A program this process needs (a miss; its input tree and its devices' platform), in
-    the order needed; at the first one, the manifest of the last run starts loading."""
+    the order needed; at the first one, the manifest of the last run starts loading. A
+    program made `ahead` (the optimizer's update at the first zero_grad, a fused backward)
+    is listed where it is first used (noted again then), or at the end if it never is."""
     if not _state["started"]:
         _start(store)
     # (nothing to keep where no manifest is written: pytest, a notebook, prefetch off)
     if _state["fingerprint"] is None or key in _needed_keys or len(_needed) >= MAX_KEYS:
         return
+    if ahead:
+        _ahead.setdefault(key, (key, in_tree, platform))
+        return
+    _ahead.pop(key, None)
     _needed_keys.add(key)
     _needed.append((key, in_tree, platform))
+
+
+def recording() -> bool:
+    """Whether this process may keep a manifest (undecided before its first program)."""
+    return ON[0] and (_state["fingerprint"] is not None or not _state["started"])
+
+
+def listed(store, key) -> bool:
+    """Whether the manifest of the script's last run lists `key` (read, and its programs
+    started loading, at the first question)."""
+    if not _state["started"]:
+        _start(store)
+    return _state["listed_set"] is not None and key in _state["listed_set"]
 
 
 def _start(store) -> None:
@@ -97,6 +121,7 @@ def _start(store) -> None:
                              f"({type(e).__name__}: {e})")
         return
     _state["listed"] = [x[0] for x in listed]
+    _state["listed_set"] = frozenset(_state["listed"])
     STATS["listed"] = len(listed)
     try:  # (before the interpreter joins its threads: the thread stops after its current load)
         threading._register_atexit(_stop_loading)
@@ -104,23 +129,46 @@ def _start(store) -> None:
         return
     # not a daemon: the interpreter waits for its current load rather than tearing XLA down
     # under it
-    threading.Thread(target=_load_listed, args=(store, listed), daemon=False,
-                     name="torchjax-prefetch").start()
+    # two loaders: one in the order needed, one for the large entries alone, also in that
+    # order (a fused backward, an optimizer's update: 30-60 ms to load, up to ~0.1 s for a
+    # first run), started at once: with one loader they waited behind the forward's small ones
+    # and the step waited for them
+    queues = [iter(listed), iter(_large_ones(store, listed))][:LOADERS]
+    for i, queue in enumerate(queues):
+        threading.Thread(target=_load_listed, args=(store, queue), daemon=False,
+                         name=f"torchjax-prefetch-{i}").start()
+
+
+def _large_ones(store, listed):
+    large = []
+    for x in listed:
+        try:
+            if os.path.getsize(store._file(x[0])) >= BIG:
+                large.append(x)
+        except (AttributeError, OSError, ValueError):
+            continue
+    return large
+
+
+BIG = 64 << 10  # bytes of an entry the second loader takes (a small op's: 2-30 KB)
 
 
 def _stop_loading() -> None:
     _stop[0] = True
 
 
-def _load_listed(store, listed) -> None:
+def _load_listed(store, queue) -> None:
     import jax  # (the backend is up: a program was needed)
 
     clients = {}
-    for key, in_tree, platform in listed:
+    while True:
         with _lock:
             if _stop[0]:
                 return
-            if key in _taken or key in _ready:
+            key, in_tree, platform = next(queue, (None, None, None))
+            if key is None:
+                return
+            if key in _taken or key in _ready or key in _loading:
                 continue
             done = _loading[key] = threading.Event()
         got, t0 = None, time.perf_counter()
@@ -146,17 +194,18 @@ def _load_listed(store, listed) -> None:
 
 def _first_run(compiled) -> None:
     """Run a loaded executable once on zeros. An XLA:CPU executable's first run after loading
-    costs 1-5 ms more than its later ones (measured: 1.1-3.3 ms against 0.3-0.6 ms for a
-    30-parameter update; 0.1-0.16 s of a warm GPT step's 30 programs), and that first run
-    would otherwise be the step's. Only small ones (the run's memory and time are spent on
-    this thread), only on CPU devices (what was measured), never one with a loop; any failure
-    (a key array, a weakly typed argument the zeros do not match) leaves the first run to the
-    step."""
+    costs more than its later ones (measured: 1.1-3.3 ms against 0.3-0.6 ms for a
+    30-parameter update, 75-100 ms against ~10 ms for a GPT's fused backward, most of it
+    YNNPACK building its matrix-multiply pipelines), and that first run would otherwise be the
+    step's. Only on CPU devices (what was measured), only in a
+    one-process job, never one with a loop; any failure (a key array, a weakly typed argument
+    the zeros do not match) leaves the first run to the step."""
     try:
         import jax
         import numpy as np
 
         from ._host_put import _single_process
+        from ._x64 import scope
 
         # never in a job of several processes: an SPMD program's collectives would meet the
         # other processes' real calls of it
@@ -170,15 +219,26 @@ def _first_run(compiled) -> None:
         # run for ever (a process waits for this thread at exit)
         if " while(" in compiled.as_text():
             return
+        # input_shardings leaves out the arguments the program does not use (a fused
+        # backward's, an update's): those get the executable's one device
         shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
-        zeros = [jax.device_put(np.zeros(a.shape, a.dtype), s) for a, s in zip(avals, shardings)]
-        args, kwargs = jax.tree_util.tree_unflatten(compiled.in_tree, zeros)
-        jax.block_until_ready(compiled(*args, **kwargs))
+        if len(shardings) != len(avals):
+            devices = compiled._executable.xla_executable.local_devices()
+            if len(devices) != 1:
+                return
+            shardings = [devices[0]] * len(avals)
+        # (in torchjax's x64 scope: a program with int64 or float64 arguments was compiled in
+        # it, and zeros made outside it would be int32 / float32)
+        with scope():
+            zeros = [jax.device_put(np.zeros(a.shape, a.dtype), s)
+                     for a, s in zip(avals, shardings)]
+            args, kwargs = jax.tree_util.tree_unflatten(compiled.in_tree, zeros)
+            jax.block_until_ready(compiled(*args, **kwargs))
     except Exception:  # noqa: BLE001
         pass
 
 
-_FIRST_RUN_MAX_ELEMENTS = 4 << 20
+_FIRST_RUN_MAX_ELEMENTS = 16 << 20
 
 
 def take(key, args, in_tree):
@@ -208,10 +268,11 @@ def _write(store) -> None:
     read (a cold run's, or a run that needed other programs)."""
     _stop[0] = True
     fp = _state["fingerprint"]
-    if fp is None or not _needed or [x[0] for x in _needed] == _state["listed"]:
+    needed = (_needed + list(_ahead.values()))[:MAX_KEYS]
+    if fp is None or not needed or [x[0] for x in needed] == _state["listed"]:
         return
     try:
-        store.put(fp, pickle.dumps(list(_needed), protocol=pickle.HIGHEST_PROTOCOL))
+        store.put(fp, pickle.dumps(needed, protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:  # noqa: BLE001  (an input tree that does not pickle: no manifest)
         pass
 

@@ -286,6 +286,8 @@ class _Program:
             outs = _host_tier.call(self, args, sig, compiled)
             if outs is not None:
                 return outs, None, False
+        if compiled is not None:  # made ahead (compile_soon, compile_ahead): first used now
+            self._note_use(args, sig)
         if compiled.__class__ is _Soon:  # being compiled on another thread (compile_soon)
             compiled = compiled.wait(self.compiled, sig)
         if compiled is None:
@@ -326,6 +328,15 @@ class _Program:
             return _key(self.ident, sig)
         except Uncacheable:
             return None
+
+    def _note_use(self, args, sig):
+        """A program made ahead is first used: the script's manifest lists it here, in the
+        order the step needs it (_program_prefetch)."""
+        if _program_prefetch.recording():
+            key = self._key_of(sig)
+            if key is not None:
+                _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
+                                       _device_of(args).platform)
 
     def _make(self, args, sig):
         """(executable, its key when it was loaded from disk, else None)."""
@@ -372,9 +383,9 @@ class _Program:
         make: the executable is held, or on disk (the next call loads it, and tries it: see
         miss)."""
         key = self._key_of(sig)
-        if key is not None:  # (a program the script needs: the next run loads it ahead)
+        if key is not None:  # (a program the script will need: the next run loads it ahead)
             _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
-                                   _device_of(args).platform)
+                                   _device_of(args).platform, ahead=True)
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
             return None
         lowered = None if enter is not None else self.jit.lower(*args)
@@ -498,6 +509,19 @@ def made(f, args) -> bool:
     prog = getattr(f, "_program", None)
     sig = None if prog is None else _call_key(args)
     return sig is not None and prog.compiled.get(sig).__class__ is _stages.Compiled
+
+
+def made_or_listed(f, args) -> bool:
+    """Whether `f`'s executable for `args` is held (made), or listed by the script's manifest
+    of the last run (_program_prefetch: on disk, and being loaded ahead now)."""
+    prog = getattr(f, "_program", None)
+    sig = None if prog is None else _call_key(args)
+    if sig is None:
+        return False
+    if prog.compiled.get(sig).__class__ is _stages.Compiled:
+        return True
+    key = prog._key_of(sig)
+    return key is not None and _program_prefetch.listed(_get_store(), key)
 
 
 def holds_any(f) -> bool:
