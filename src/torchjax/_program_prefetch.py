@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import itertools
 import os
 import pickle
 import sys
@@ -129,11 +130,12 @@ def _start(store) -> None:
         return
     # not a daemon: the interpreter waits for its current load rather than tearing XLA down
     # under it
-    # two loaders: one in the order needed, one for the large entries alone, also in that
-    # order (a fused backward, an optimizer's update: 30-60 ms to load, up to ~0.1 s for a
-    # first run), started at once: with one loader they waited behind the forward's small ones
-    # and the step waited for them
-    queues = [iter(listed), iter(_large_ones(store, listed))][:LOADERS]
+    # two loaders: one in the order needed; the other first takes the large entries, also in
+    # that order (a fused backward, an optimizer's update: 30-60 ms to load, up to ~0.1 s for
+    # a first run: behind the forward's small ones, the step waited for them), then helps the
+    # first one (the list is shared: each program is taken once)
+    in_order = iter(listed)
+    queues = [in_order, itertools.chain(_large_ones(store, listed), in_order)][:LOADERS]
     for i, queue in enumerate(queues):
         threading.Thread(target=_load_listed, args=(store, queue), daemon=False,
                          name=f"torchjax-prefetch-{i}").start()
