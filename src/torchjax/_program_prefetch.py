@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 
-from . import _compile_cache, _compile_stats, _program_entries
+from . import _compile_cache, _compile_stats, _program_entries, _program_first_run
 
 ON = [os.environ.get("TORCHJAX_PREFETCH", "1").strip().lower() not in ("0", "false", "off", "")]
 MAX_KEYS = 256  # programs listed per manifest: the first ones a run needs
@@ -183,7 +183,7 @@ def _load_listed(store, queue) -> None:
                 got = _program_entries.load_data(data, in_tree, clients[platform], key,
                                                  quiet=True)
                 if got is not None and platform == "cpu":
-                    _first_run(got)
+                    _program_first_run.on_zeros(got)
         except Exception:  # noqa: BLE001  (a platform this process does not have)
             pass
         finally:
@@ -192,55 +192,6 @@ def _load_listed(store, queue) -> None:
                     _ready[key] = got, time.perf_counter() - t0
                 del _loading[key]
             done.set()
-
-
-def _first_run(compiled) -> None:
-    """Run a loaded executable once on zeros. An XLA:CPU executable's first run after loading
-    costs more than its later ones (measured: 1.1-3.3 ms against 0.3-0.6 ms for a
-    30-parameter update, 75-100 ms against ~10 ms for a GPT's fused backward, most of it
-    YNNPACK building its matrix-multiply pipelines), and that first run would otherwise be the
-    step's. Only on CPU devices (what was measured), only in a
-    one-process job, never one with a loop; any failure (a key array, a weakly typed argument
-    the zeros do not match) leaves the first run to the step."""
-    try:
-        import jax
-        import numpy as np
-
-        from ._host_put import _single_process
-        from ._x64 import scope
-
-        # never in a job of several processes: an SPMD program's collectives would meet the
-        # other processes' real calls of it
-        if not _single_process():
-            return
-
-        avals = [a._aval for a in jax.tree_util.tree_leaves(compiled.args_info)]
-        if sum(a.size for a in avals) > _FIRST_RUN_MAX_ELEMENTS:
-            return
-        # never a loop: how often it runs may depend on the values, and zeros could make it
-        # run for ever (a process waits for this thread at exit)
-        if " while(" in compiled.as_text():
-            return
-        # input_shardings leaves out the arguments the program does not use (a fused
-        # backward's, an update's): those get the executable's one device
-        shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
-        if len(shardings) != len(avals):
-            devices = compiled._executable.xla_executable.local_devices()
-            if len(devices) != 1:
-                return
-            shardings = [devices[0]] * len(avals)
-        # (in torchjax's x64 scope: a program with int64 or float64 arguments was compiled in
-        # it, and zeros made outside it would be int32 / float32)
-        with scope():
-            zeros = [jax.device_put(np.zeros(a.shape, a.dtype), s)
-                     for a, s in zip(avals, shardings)]
-            args, kwargs = jax.tree_util.tree_unflatten(compiled.in_tree, zeros)
-            jax.block_until_ready(compiled(*args, **kwargs))
-    except Exception:  # noqa: BLE001
-        pass
-
-
-_FIRST_RUN_MAX_ELEMENTS = 16 << 20
 
 
 def take(key, args, in_tree):

@@ -51,6 +51,7 @@ from . import (
     _mlir_context,
     _program_entries,
     _program_env,
+    _program_first_run,
     _program_prefetch,
 )
 
@@ -375,13 +376,16 @@ class _Program:
         if sig is None:
             lowered = self.jit.lower(*args)
             return lambda: lowered.compile(compiler_options)
-        work = self._work(args, sig, enter)
+        # (its first run on zeros too: a fused backward's costs ~0.1 s more than its later
+        # ones, and the step that finds it made does not wait for this thread)
+        work = self._work(args, sig, enter, first_run=True)
         return work if work is not None else lambda: None  # (the next call loads it)
 
-    def _work(self, args, sig, enter):
+    def _work(self, args, sig, enter, first_run=False):
         """compile_ahead's function for a call of key `sig`; None when there is nothing to
         make: the executable is held, or on disk (the next call loads it, and tries it: see
-        miss)."""
+        miss). With `first_run`, the function also runs the executable once on zeros before
+        keeping it (_program_first_run)."""
         key = self._key_of(sig)
         if key is not None:  # (a program the script will need: the next run loads it ahead)
             _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
@@ -405,6 +409,8 @@ class _Program:
                 with _compile_cache.without_jax_cache():
                     compiled = low.compile(options)
                 _compile_stats.count_program_miss()
+            if first_run and _device_of(args).platform == "cpu":
+                _program_first_run.on_zeros(compiled)
             if compiler_options == options:  # (the in-memory table does not key the options:
                 self.compiled[sig] = compiled  # clear() runs at each switch of them)
             if key is not None and not _compile_stats.loaded_by_jax():
