@@ -4,8 +4,10 @@ An XLA:CPU executable's first run, after loading it from the program cache or co
 costs more than its later ones: measured, 1.1-3.3 ms against 0.3-0.6 ms for a 30-parameter
 update, and 75-100 ms against ~10 ms for a GPT's fused backward, most of it YNNPACK building
 its matrix-multiply pipelines. That first run would otherwise be the step's, on the main
-thread. So the thread that made an executable ahead (_program_prefetch's loaders, the
-compiles of _programs.compile_soon / compile_ahead) runs it once on zeros. Only on CPU
+thread. So the thread that compiles a program ahead of the step that will use it
+(_programs.compile_ahead: the fused backward) runs it once on zeros before keeping it.
+(_program_prefetch's loaders can too, but measured it cost the warm step more than it saved:
+see ZEROS_RUN there.) Only on CPU
 devices (what was measured), only in a one-process job, only programs of at most
 MAX_ELEMENTS argument elements (the zeros are this thread's memory), never one with a loop.
 """

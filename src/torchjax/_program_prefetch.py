@@ -153,6 +153,12 @@ def _large_ones(store, listed):
 
 
 BIG = 64 << 10  # bytes of an entry the second loader takes (a small op's: 2-30 KB)
+# a loaded program's first run made on zeros by its loader: off. Measured (session 24, load
+# 3-5, the step's process at nice -15; warm first step, 4 runs each): with / without, gpt
+# 0.29-0.34 / 0.22-0.25 s, cnn 0.12-0.18 / 0.08-0.11, lstm 0.21-0.25 / 0.20-0.22: a zeros run
+# (the zeros, the whole run, the first-run cost) costs the loaders more than the first-run
+# cost saves the step, and a large program's (a GPT backward's ~0.1 s) made the step wait
+ZEROS_RUN = [False]
 
 
 def _stop_loading() -> None:
@@ -182,7 +188,7 @@ def _load_listed(store, queue) -> None:
                 # (quiet: a failure is the miss handler's to report, when it loads it)
                 got = _program_entries.load_data(data, in_tree, clients[platform], key,
                                                  quiet=True)
-                if got is not None and platform == "cpu":
+                if got is not None and platform == "cpu" and ZEROS_RUN[0]:
                     _program_first_run.on_zeros(got)
         except Exception:  # noqa: BLE001  (a platform this process does not have)
             pass
