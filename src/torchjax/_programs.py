@@ -256,7 +256,8 @@ def _key(ident: str, sig) -> str:
 class _Program:
     """The cache-miss side of one program's C++ dispatcher (see the module docstring)."""
 
-    __slots__ = ("jit", "ident", "compiled", "host", "hostless", "dispatcher", "__weakref__")
+    __slots__ = ("jit", "ident", "compiled", "host", "hostless", "dispatcher", "noted",
+                 "__weakref__")
 
     def __init__(self, jitted, ident, hostless=False):
         self.jit = jitted
@@ -267,6 +268,7 @@ class _Program:
         # be XLA's bits (random streams: see _host_tier.py)
         self.hostless = hostless
         self.dispatcher = None  # a weak reference to the C++ function whose misses come here
+        self.noted = set()  # signatures made ahead whose first use _note_use has listed
 
     def miss(self, *args, **kwargs):
         sig = None
@@ -333,7 +335,9 @@ class _Program:
     def _note_use(self, args, sig):
         """A program made ahead is first used: the script's manifest lists it here, in the
         order the step needs it (_program_prefetch)."""
-        if _program_prefetch.recording():
+        # (once per signature: a call whose executable has no fast path comes here every time)
+        if sig not in self.noted and _program_prefetch.recording():
+            self.noted.add(sig)
             key = self._key_of(sig)
             if key is not None:
                 _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
