@@ -1,0 +1,36 @@
+"""torchjax.fx: torch.fx's symbolic tracing, graphs and graph rewriting on torchjax.
+
+    import torchjax as torch
+    gm = torch.fx.symbolic_trace(model)   # a GraphModule: gm.graph, gm.code, gm(x)
+
+See docs/fx.md for what is there and what is not. Importing it wraps torch's public functions
+so that they record calls on Proxies (torchjax has no __torch_function__; _tracing_functions).
+"""
+
+from __future__ import annotations
+
+# torch.fx's submodules are attributes of the package (torch.fx.proxy.GraphAppendingTracer)
+from . import (  # noqa: F401,I001
+           _tracing_functions,
+           graph,
+           graph_module,
+           interpreter,
+           node,
+           passes,
+           proxy,
+           subgraph_rewriter,
+)
+from ._side_effects import has_side_effect
+from ._symbolic_trace import PH, Tracer, is_fx_tracing, symbolic_trace, wrap
+from .graph import Graph
+from .graph_module import GraphModule
+from .interpreter import Interpreter, Transformer
+from .node import Node, map_arg
+from .proxy import Proxy
+from .subgraph_rewriter import replace_pattern
+
+_tracing_functions.install()
+
+__all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "Interpreter",
+           "Transformer", "wrap", "PH", "replace_pattern", "map_arg", "has_side_effect",
+           "is_fx_tracing"]
