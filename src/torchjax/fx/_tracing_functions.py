@@ -120,3 +120,19 @@ def install() -> None:
 def wrapper_for(obj):
     """The recording wrapper standing for `obj` (an original torch function), else None."""
     return _wrapper_of.get(id(obj))
+
+
+def uninstall() -> None:
+    """Puts the original functions back (for tests that must leave torchjax as they found
+    it); the next Tracer or install() wraps them again."""
+    if not _installed[0]:
+        return
+    for modname in NAMESPACES:
+        mod = sys.modules.get(modname)
+        for name, obj in list(vars(mod).items()):
+            orig = _original_of.get(id(obj))
+            if orig is not None and getattr(obj, "_fx_original", None) is orig:
+                setattr(mod, name, orig)
+    _original_of.clear()
+    _wrapper_of.clear()
+    _installed[0] = False

@@ -136,7 +136,7 @@ class GraphModule(nn.Module):
 
     def __deepcopy__(self, memo):
         fake = nn.Module()
-        body = {k: v for k, v in self.__dict__.items() if k not in ("_graph",)}
+        body = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_globals")}
         fake.__dict__ = copy.deepcopy(body, memo)
         res = GraphModule(fake, copy.deepcopy(self.graph, {}), self._get_name())
         return res

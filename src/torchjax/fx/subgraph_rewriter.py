@@ -85,7 +85,11 @@ def replace_pattern(gm, pattern, replacement) -> list:
         anchor = match.anchor
         val_map = {r: match.nodes_map[p] for r, p in zip(r_inputs, p_inputs)}
         lookup = val_map.__getitem__
-        with gm.graph.inserting_before(anchor):
+        # before the anchor's first user, where every input of the match is defined (as
+        # PyTorch places it)
+        order = {n: i for i, n in enumerate(gm.graph.nodes)}
+        first_user = min(anchor.users, key=order.get, default=anchor)
+        with gm.graph.inserting_before(first_user):
             for rn in rg.nodes:
                 if rn.op == "placeholder":
                     continue
