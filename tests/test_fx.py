@@ -533,6 +533,36 @@ def test_graphmodule_copy_pickle_and_graph_api(fx):
     assert [n.name for n in g_tj.nodes] == [n.name for n in g_pt.nodes]
 
 
+def test_print_readable_and_to_folder(fx, tmp_path, capsys):
+    def make(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(2, 2)
+                self.w = lib.nn.Parameter(lib.ones(2))
+
+            def forward(self, x):
+                return lib.relu(self.lin(x)) * self.w
+        return M
+    pt, tj = trace_both(fx, make)
+    assert tj.print_readable() == pt.print_readable()
+    assert capsys.readouterr().out.count("class M(torch.nn.Module):") == 2
+    tj.to_folder(tmp_path / "saved_fx", "Saved")
+    import importlib.util
+    import sys
+    spec = importlib.util.spec_from_file_location("saved_fx", tmp_path / "saved_fx" /
+                                                  "module.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["torch"], real = torchjax, sys.modules["torch"]
+    try:
+        spec.loader.exec_module(mod)
+        rebuilt = mod.Saved()
+    finally:
+        sys.modules["torch"] = real
+    x = torchjax.tensor([[0.5, -1.0], [2.0, 0.1]])
+    np.testing.assert_array_equal(np_of(rebuilt(x)), np_of(tj(x)))
+
+
 def test_torch_fx_under_python_m_torchjax(tmp_path):
     import subprocess
     import sys

@@ -287,7 +287,7 @@ class Tracer(TracerBase):
                 fn = root
             tracer_cls = getattr(self, "__class__", None)
             self.graph = Graph(tracer_cls=tracer_cls)
-            self.tensor_attrs = {}
+            self.tensor_attrs = _plain_tensor_attrs(self.root)
             fn_globals = getattr(inspect.unwrap(fn), "__globals__", {})
             fn, args = self.create_args_for_root(fn, isinstance(root, nn.Module),
                                                  concrete_args)
@@ -334,6 +334,18 @@ class Tracer(TracerBase):
                 patcher.setitem(fn_globals, name, w)
             elif id(value) in self._autowrap_ids and (id(fn_globals), name) not in _wrapped_fns:
                 patcher.setitem(fn_globals, name, _recording_function(value))
+
+
+def _plain_tensor_attrs(root) -> dict:
+    """id(tensor) -> qualified name, for tensors kept as plain attributes of root's modules
+    (neither parameter nor buffer): a use of one becomes a get_attr of that name."""
+    import torchjax
+    found: dict = {}
+    for prefix, mod in root.named_modules():
+        for k, v in vars(mod).items():
+            if isinstance(v, torchjax.Tensor) and id(v) not in found:
+                found[id(v)] = f"{prefix}.{k}" if prefix else k
+    return found
 
 
 def _assert_is_none(value, msg):

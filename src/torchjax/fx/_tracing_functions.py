@@ -20,6 +20,9 @@ import types
 
 from . import _functional_calls
 from ._names import NAMESPACES
+from .proxy import Proxy
+
+_SCANNED = (Proxy, list, tuple, dict)
 
 # torch functions PyTorch's __torch_function__ ignores (factories, global state, ...): they
 # are left as they are (PyTorch's torch.overrides.get_ignored_functions())
@@ -48,10 +51,8 @@ _wrapper_of: dict = {}    # id(original) -> wrapper (the torch-level one where t
 _installed = [False]
 
 
-def find_proxy(args, kwargs):
-    """The first Proxy in args/kwargs (looking into lists, tuples and dicts), else None."""
-    from .proxy import Proxy
-    stack = [args, kwargs]
+def _find_in(a):
+    stack = [a]
     while stack:
         a = stack.pop()
         if isinstance(a, Proxy):
@@ -60,6 +61,25 @@ def find_proxy(args, kwargs):
             stack.extend(a)
         elif isinstance(a, dict):
             stack.extend(a.values())
+    return None
+
+
+def find_proxy(args, kwargs):
+    """The first Proxy in args/kwargs (looking into lists, tuples and dicts), else None.
+
+    Every call of a wrapped torch function runs this: tensors and numbers fail one
+    isinstance test and cost nothing more."""
+    for a in args:
+        if isinstance(a, _SCANNED):
+            p = _find_in(a)
+            if p is not None:
+                return p
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, _SCANNED):
+                p = _find_in(a)
+                if p is not None:
+                    return p
     return None
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import os
 
 from torchjax import nn
 
@@ -115,11 +114,14 @@ class GraphModule(nn.Module):
         return python_code
 
     def print_readable(self, print_output: bool = True, **kwargs) -> str:
-        name = self._get_name()
-        body = self._code.strip("\n").replace("def forward(self", "    def forward(self")
-        body = "\n".join(("    " + ln if ln.strip() and not ln.startswith("    def") else ln)
-                         for ln in body.split("\n"))
-        text = f"class {name}(torch.nn.Module):\n{body}"
+        """The module as a class (forward's code indented under it), printed and returned.
+
+        torchjax records no stack traces on nodes, so the single note PyTorch writes over
+        nodes without one heads the body."""
+        lines = self._code.strip("\n").rstrip().split("\n")
+        body = [f"    {lines[0]}", "        # No stacktrace found for following nodes"]
+        body += [f"    {ln}" for ln in lines[1:]]
+        text = f"class {self._get_name()}(torch.nn.Module):\n" + "\n".join(body) + "\n"
         if print_output:
             print(text)
         return text
@@ -148,19 +150,10 @@ class GraphModule(nn.Module):
                  if k not in _base_globals()}
         return (_rebuild, (state, self._code, extra, self._get_name()))
 
-    def to_folder(self, folder, module_name: str = "FxModule"):
-        """Writes module.py (the code, weights in state_dict.pt) that rebuilds this module."""
-        import torchjax
-        os.makedirs(folder, exist_ok=True)
-        torchjax.save(self.state_dict(), os.path.join(folder, "state_dict.pt"))
-        code = self._code.replace("def forward(self", "    def forward(self")
-        code = "\n".join("    " + ln if ln.strip() and not ln.startswith("    def") else ln
-                         for ln in code.split("\n"))
-        with open(os.path.join(folder, "module.py"), "w") as f:
-            f.write(f"import torch\nfrom torch.nn import *\n\n\nclass {module_name}("
-                    f"torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                    f"        # parameters and submodules: load_state_dict from "
-                    f"state_dict.pt after building them\n{code}\n")
+    def to_folder(self, folder, module_name: str = "FxModule") -> None:
+        """Writes folder/module.py (class `module_name`), its weights and submodules."""
+        from ._to_folder import to_folder
+        to_folder(self, folder, module_name)
 
 
 def _rebuild(state: dict, src: str, extra_globals: dict, class_name: str):
