@@ -141,6 +141,27 @@ def test_printed_graphmodule_and_functional_kwargs_match(fx):
     assert type(tj).__name__ == type(pt).__name__ == "N"
 
 
+def test_standard_modules_traced_through_record_the_same_calls(fx):
+    # a tracer with no leaf modules records what each layer's forward calls; the forward
+    # signature differs (torchjax's layers carry no `input : torch.Tensor` annotations), so
+    # the body is compared
+    def run(lib, tfx):
+        class AllTraced(tfx.Tracer):
+            def is_leaf_module(self, m, qualname):
+                return False
+
+        nn = lib.nn
+        layers = [nn.Linear(3, 3), nn.Conv2d(3, 3, 3), nn.ConvTranspose2d(3, 3, 2),
+                  nn.BatchNorm2d(3), nn.LayerNorm(3), nn.Dropout(0.1), nn.Embedding(4, 3),
+                  nn.Flatten(), nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1), nn.Softmax(dim=1),
+                  nn.GELU(), nn.ReLU(inplace=True), nn.LeakyReLU(0.2), nn.Identity(),
+                  nn.CrossEntropyLoss(), nn.MSELoss()]
+        return [tfx.GraphModule(m, AllTraced().trace(m)).code.split("\n", 4)[4]
+                for m in layers]
+    pt = [c.replace("torch._C._nn.", "torch.nn.functional.") for c in run(torch, torch.fx)]
+    assert run(torchjax, fx) == pt
+
+
 def test_function_with_concrete_args_and_varargs(fx):
     def f(x, flag=True, scale=2.0):
         if flag:

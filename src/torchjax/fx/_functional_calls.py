@@ -18,9 +18,7 @@ conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d cosine
 elu_ gelu hardshrink hardtanh_ leaky_relu_ linear logsigmoid native_channel_shuffle one_hot
 pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu relu_ rrelu_
 scaled_dot_product_attention selu_ softplus softshrink threshold_ threshold
-max_pool1d max_pool2d max_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d
-fractional_max_pool2d fractional_max_pool3d upsample upsample_bilinear upsample_nearest
-multi_head_attention_forward
+upsample upsample_bilinear upsample_nearest multi_head_attention_forward
 """.split())
 
 # how many leading arguments PyTorch passes positionally (1 for the functionals not listed)
@@ -40,6 +38,10 @@ _POSITIONAL = {
     "nll_loss": 2, "pad": 2, "poisson_nll_loss": 2, "rms_norm": 2, "smooth_l1_loss": 2,
     "soft_margin_loss": 2, "triplet_margin_loss": 3, "triplet_margin_with_distance_loss": 3,
     "unfold": 2,
+    # boolean_dispatch in PyTorch: recorded by the function it dispatches to
+    "max_pool1d": 2, "max_pool2d": 2, "max_pool3d": 2, "adaptive_max_pool1d": 2,
+    "adaptive_max_pool2d": 2, "adaptive_max_pool3d": 2, "fractional_max_pool2d": 2,
+    "fractional_max_pool3d": 2,
 }
 
 _signatures: dict = {}

@@ -17,8 +17,7 @@ _ILLEGAL_CHAR = re.compile(r"[^0-9a-zA-Z_]+")
 _NAME_SUFFIX = re.compile(r"(.*)_(\d+)$")
 # names the generated code itself uses: a node named after one would shadow it
 _RESERVED = {"inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"}
-# public namespaces, most specific first (a function in torch.nn.functional and in torch
-# prints under the namespace that the wrapped object was taken from: see _tracing_functions)
+# public namespaces (torch's top level last) whose functions print as torch.X.name
 NAMESPACES = ("torchjax.nn.functional", "torchjax.special", "torchjax.linalg", "torchjax.fft",
               "torchjax")
 
@@ -100,15 +99,17 @@ _public_names: dict = {}   # id(obj) -> (torch name, obj)
 
 
 def _index_namespaces() -> None:
-    for modname in reversed(NAMESPACES):  # most specific last, so it wins
+    # torch's top level first: an object there too (torch.Tensor, torch.conv2d, which
+    # F.conv2d is) prints under it; the others under their own namespace
+    seen: set = set()
+    for modname in reversed(NAMESPACES):
         mod = sys.modules.get(modname)
         if mod is None:
             continue
         prefix = "torch" + modname[len("torchjax"):] + "."
         for attr, obj in list(vars(mod).items()):
-            if callable(obj) and not attr.startswith("__"):
-                if isinstance(obj, type) and id(obj) in _public_names:
-                    continue  # a class prints under torch's top level (torch.Tensor)
+            if callable(obj) and not attr.startswith("__") and id(obj) not in seen:
+                seen.add(id(obj))
                 _public_names[id(obj)] = (prefix + attr, obj)
 
 

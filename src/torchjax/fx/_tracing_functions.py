@@ -126,6 +126,13 @@ def install() -> None:
         for name, obj in list(vars(mod).items()):
             if not _wrappable(name, obj):
                 continue
+            shared = _wrapper_of.get(id(obj)) if modname != "torchjax" else None
+            if shared is not None:
+                # the same function as torch's (F.conv2d is torch.conv2d): one wrapper, named
+                # torch.conv2d, as PyTorch prints it (aliases within one namespace, such as
+                # torch.atan and torch.arctan, keep a wrapper each: a node prints its name)
+                setattr(mod, name, shared)
+                continue
             record_as = None
             if modname == "torchjax.nn.functional" and name in _RECORD_AS_TORCH:
                 record_as = vars(torchjax).get(name)
@@ -135,6 +142,33 @@ def install() -> None:
             setattr(mod, name, w)
             _original_of[id(w)] = obj
             _wrapper_of.setdefault(id(obj), w)
+    _patch_module_classes()
+
+
+# (class, attribute name, original staticmethod) that install() replaced
+_class_patches: list = []
+
+
+def _patch_module_classes() -> None:
+    """torch.nn's layers that keep a functional as a class attribute (Conv2d._conv =
+    staticmethod(F.conv2d)) took the original at import: they get the wrapper too."""
+    import torchjax.nn as nn
+    seen: set = set()
+    stack = [nn.Module]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+        if not (cls.__module__ or "").startswith("torchjax.nn"):
+            continue
+        for name, value in list(vars(cls).items()):
+            if isinstance(value, staticmethod):
+                w = _wrapper_of.get(id(value.__func__))
+                if w is not None:
+                    setattr(cls, name, staticmethod(w))
+                    _class_patches.append((cls, name, value))
 
 
 def wrapper_for(obj):
@@ -153,6 +187,9 @@ def uninstall() -> None:
             orig = _original_of.get(id(obj))
             if orig is not None and getattr(obj, "_fx_original", None) is orig:
                 setattr(mod, name, orig)
+    while _class_patches:
+        cls, name, value = _class_patches.pop()
+        setattr(cls, name, value)
     _original_of.clear()
     _wrapper_of.clear()
     _installed[0] = False
