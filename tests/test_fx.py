@@ -151,15 +151,21 @@ def test_standard_modules_traced_through_record_the_same_calls(fx):
                 return False
 
         nn = lib.nn
-        layers = [nn.Linear(3, 3), nn.Conv2d(3, 3, 3), nn.ConvTranspose2d(3, 3, 2),
+        layers = [nn.Linear(3, 3), nn.Conv2d(3, 3, 3), nn.AvgPool2d(2),
                   nn.BatchNorm2d(3), nn.LayerNorm(3), nn.Dropout(0.1), nn.Embedding(4, 3),
                   nn.Flatten(), nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1), nn.Softmax(dim=1),
                   nn.GELU(), nn.ReLU(inplace=True), nn.LeakyReLU(0.2), nn.Identity(),
                   nn.CrossEntropyLoss(), nn.MSELoss()]
-        return [tfx.GraphModule(m, AllTraced().trace(m)).code.split("\n", 4)[4]
-                for m in layers]
+        out = []
+        for m in layers:
+            try:
+                out.append(tfx.GraphModule(m, AllTraced().trace(m)).code.split("\n", 4)[4])
+            except Exception as e:  # BatchNorm2d checks its input's dim: both refuse
+                out.append(f"{type(e).__name__}: {e}")
+        return out
     pt = [c.replace("torch._C._nn.", "torch.nn.functional.") for c in run(torch, torch.fx)]
     assert run(torchjax, fx) == pt
+    assert pt[3].startswith("TraceError: symbolically traced variables")
 
 
 def test_function_with_concrete_args_and_varargs(fx):
