@@ -356,6 +356,16 @@ def test_graph_built_by_hand_with_proxies_and_inverted(fx):
     assert run(torchjax, fx) == run(torch, torch.fx)
 
 
+def inline(tfx, node, fn):
+    """Replaces node by fn called on Proxies of its arguments (fn's ops join the graph)."""
+    tracer = tfx.proxy.GraphAppendingTracer(node.graph)
+    with node.graph.inserting_before(node):
+        args = tfx.node.map_arg(node.args, lambda a: tfx.Proxy(a, tracer))
+        out = fn(*args)
+        node.replace_all_uses_with(out.node)
+        node.graph.erase_node(node)
+
+
 def test_inline_a_module_call_and_wrap_output(fx):
     # pytorch/examples fx/inline_function.py and wrap_output_dynamically.py
     def run(lib, tfx):
@@ -368,14 +378,9 @@ def test_inline_a_module_call_and_wrap_output(fx):
                 return self.relu(x) + 1.0
 
         m = tfx.symbolic_trace(M())
-        tracer = tfx.proxy.GraphAppendingTracer(m.graph)
         for node in m.graph.nodes:
             if (node.op, node.target) == ("call_module", "relu"):
-                with m.graph.inserting_before(node):
-                    args = tfx.node.map_arg(node.args, lambda n: tfx.Proxy(n, tracer))
-                    out = m.relu(*args)
-                    node.replace_all_uses_with(out.node)
-                    m.graph.erase_node(node)
+                inline(tfx, node, m.relu)
         m.recompile()
         out_node = next(n for n in reversed(m.graph.nodes) if n.op == "output")
         wrapped = tfx.symbolic_trace(lib.nn.LeakyReLU(0.2))
@@ -415,12 +420,7 @@ class Foo(lib.nn.Module):
         first = traced.code
         for node in list(traced.graph.nodes):
             if node.op == "call_function" and node.target is g["sigmoid_lowp"]:
-                tracer = tfx.proxy.GraphAppendingTracer(node.graph)
-                with node.graph.inserting_before(node):
-                    args = tfx.node.map_arg(node.args, lambda a: tfx.Proxy(a, tracer))
-                    out = node.target(*args)
-                    node.replace_all_uses_with(out.node)
-                    node.graph.erase_node(node)
+                inline(tfx, node, node.target)
         traced.recompile()
         x = lib.tensor([0.5, -1.0])
         return first, traced.code, traced(x, x).float().numpy().tolist()
