@@ -538,7 +538,11 @@ def test_graphmodule_copy_pickle_and_graph_api(fx):
     pt, tj = trace_both(fx, make_model)
     x = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
     want = tj(torchjax.tensor(x))
-    for other in (copy.deepcopy(tj), pickle.loads(pickle.dumps(tj)), copy.copy(tj)):
+    copies = [copy.deepcopy(tj), pickle.loads(pickle.dumps(tj)), copy.copy(tj)]
+    assert [type(c).__name__ for c in copies] == [
+        type(c).__name__ for c in (copy.deepcopy(pt), pickle.loads(pickle.dumps(pt)),
+                                   copy.copy(pt))]
+    for other in copies:
         assert other.code == tj.code
         assert sorted(other.state_dict()) == sorted(tj.state_dict())
         got = other(torchjax.tensor(x))

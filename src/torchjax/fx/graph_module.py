@@ -132,7 +132,8 @@ class GraphModule(nn.Module):
                           "`graph_module.print_readable()`"])
 
     def __copy__(self):
-        res = GraphModule(self, self.graph, self._get_name())
+        # a copy (and a pickle's load) is a plain GraphModule, as PyTorch names it
+        res = GraphModule(self, self.graph)
         res.meta = getattr(self, "meta", {})
         return res
 
@@ -140,7 +141,7 @@ class GraphModule(nn.Module):
         fake = nn.Module()
         body = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_globals")}
         fake.__dict__ = copy.deepcopy(body, memo)
-        res = GraphModule(fake, copy.deepcopy(self.graph, {}), self._get_name())
+        res = GraphModule(fake, copy.deepcopy(self.graph, {}))
         return res
 
     def __reduce__(self):
@@ -148,7 +149,7 @@ class GraphModule(nn.Module):
         state.pop("_graph", None)
         extra = {k: v for k, v in state.pop("_globals", {}).items()
                  if k not in _base_globals()}
-        return (_rebuild, (state, self._code, extra, self._get_name()))
+        return (_rebuild, (state, self._code, extra, "GraphModule"))
 
     def to_folder(self, folder, module_name: str = "FxModule") -> None:
         """Writes folder/module.py (class `module_name`), its weights and submodules."""
