@@ -608,3 +608,24 @@ def test_torch_fx_under_python_m_torchjax(tmp_path):
     assert out.splitlines()[0] == ("torchjax.fx._symbolic_trace "
                                    "<class 'torchjax.fx.proxy.GraphAppendingTracer'>")
     assert "relu = torch.relu(x);  x = None\n    add = relu + 1;  relu = None" in out
+
+
+def test_wrapped_functions_keep_warning_lines_and_qualified_names(fx):
+    import warnings
+
+    def warned(lib):
+        x = lib.ones(2, 3)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.nn.functional.softmax(x)
+            lib.nn.functional.log_softmax(x, None, 3)
+        return [(pathlib_name(i.filename), str(i.message)) for i in w]
+
+    def pathlib_name(f):
+        return f.rsplit("/", 1)[-1]
+    assert warned(torchjax) == warned(torch)
+    assert warned(torch)[0][0] == "test_fx.py"
+    for fn in (operator.add, getattr, "relu", "relu_f"):
+        pt_fn = {"relu": torch.relu, "relu_f": torch.nn.functional.relu}.get(fn, fn)
+        tj_fn = {"relu": torchjax.relu, "relu_f": torchjax.nn.functional.relu}.get(fn, fn)
+        assert fx.node._get_qualified_name(tj_fn) == torch.fx.node._get_qualified_name(pt_fn)

@@ -10,18 +10,19 @@ so that they record calls on Proxies (torchjax has no __torch_function__; _traci
 from __future__ import annotations
 
 # torch.fx's submodules are attributes of the package (torch.fx.proxy.GraphAppendingTracer)
-from . import (  # noqa: F401,I001
-           _tracing_functions,
-           graph,
-           graph_module,
-           interpreter,
-           node,
-           passes,
-           proxy,
-           subgraph_rewriter,
+from . import (  # noqa: F401
+    _symbolic_trace,
+    _tracing_functions,
+    graph,
+    graph_module,
+    interpreter,
+    node,
+    passes,
+    proxy,
+    subgraph_rewriter,
 )
 from ._side_effects import has_side_effect
-from ._symbolic_trace import PH, Tracer, is_fx_tracing, symbolic_trace, wrap
+from ._symbolic_trace import PH, Tracer, is_fx_tracing, symbolic_trace, wrap  # noqa: F401
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
@@ -31,6 +32,5 @@ from .subgraph_rewriter import replace_pattern
 
 _tracing_functions.install()
 
-__all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "Interpreter",
-           "Transformer", "wrap", "PH", "replace_pattern", "map_arg", "has_side_effect",
-           "is_fx_tracing"]
+__all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
+           "Transformer", "Node", "Proxy", "replace_pattern", "has_side_effect", "map_arg"]

@@ -90,11 +90,23 @@ def _assert(condition, message):
     assert condition, message
 
 
+# functionals that take the stacklevel of their warning as their third argument: the wrapper
+# is one more frame between them and the caller
+_STACKLEVEL_ARG = frozenset({"softmax", "softmin", "log_softmax"})
+
+
 def _make_wrapper(orig, record_as=None, functional_name=None):
+    deeper = functional_name in _STACKLEVEL_ARG
+
     @functools.wraps(orig)
     def wrapper(*args, **kwargs):
         p = find_proxy(args, kwargs)
         if p is None:
+            if deeper:
+                if len(args) > 2:
+                    args = (*args[:2], args[2] + 1, *args[3:])
+                else:
+                    kwargs["_stacklevel"] = kwargs.get("_stacklevel", 3) + 1
             return orig(*args, **kwargs)
         if functional_name is not None:
             args, kwargs = _functional_calls.normalize(functional_name, orig, args, kwargs)

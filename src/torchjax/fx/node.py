@@ -5,13 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target"]
+from ._side_effects import has_side_effect
+
+__all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target", "has_side_effect"]
 
 Target = Any
 Argument = Any
 
 _OPS = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output",
         "root")
+
+
+def _get_qualified_name(func) -> str:
+    """PyTorch's helper: 'getattr' for a builtin, '_operator.add', 'torch.relu', ..."""
+    import builtins
+
+    from ._names import qualified_name
+    name = getattr(func, "__name__", "")
+    if getattr(builtins, name, None) is func:
+        return name
+    if getattr(func, "__module__", None) == "_operator":
+        return f"_operator.{name}"
+    return qualified_name(func)
 
 
 def map_aggregate(a, fn: Callable):
