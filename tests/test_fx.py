@@ -629,3 +629,15 @@ def test_wrapped_functions_keep_warning_lines_and_qualified_names(fx):
         pt_fn = {"relu": torch.relu, "relu_f": torch.nn.functional.relu}.get(fn, fn)
         tj_fn = {"relu": torchjax.relu, "relu_f": torchjax.nn.functional.relu}.get(fn, fn)
         assert fx.node._get_qualified_name(tj_fn) == torch.fx.node._get_qualified_name(pt_fn)
+
+
+def test_math_functions_are_recorded(fx):
+    import math
+
+    def run(lib, tfx):
+        def f(x):
+            return x / math.sqrt(x.size(-1)) + math.floor(x.size(0) / 3) + math.pi
+        gm = tfx.symbolic_trace(f)
+        return str(gm.graph), gm.code, gm(lib.ones(4, 4)).numpy().tolist()
+    assert run(torchjax, fx) == run(torch, torch.fx)
+    assert math.sqrt(4.0) == 2.0  # math itself is left as it was

@@ -109,6 +109,7 @@ class Tracer(TracerBase):
     def __init__(self, autowrap_modules=(math,), autowrap_functions=(),
                  param_shapes_constant: bool = False):
         super().__init__()
+        self._autowrap_modules = list(autowrap_modules)
         self._autowrap_ids = {id(v) for m in autowrap_modules for k, v in vars(m).items()
                               if not k.startswith("_") and callable(v)}
         self._autowrap_ids |= {id(f) for f in autowrap_functions}
@@ -325,15 +326,18 @@ class Tracer(TracerBase):
             orig = g.get(name, getattr(builtins, name, None))
             if orig is not None:
                 patcher.setitem(g, name, _recording_function(orig))
-        # globals that hold an unwrapped torch function or a math function
-        for name, value in list(fn_globals.items()):
-            if name.startswith("__") or not callable(value):
-                continue
-            w = _tracing_functions.wrapper_for(value)
-            if w is not None:
-                patcher.setitem(fn_globals, name, w)
-            elif id(value) in self._autowrap_ids and (id(fn_globals), name) not in _wrapped_fns:
-                patcher.setitem(fn_globals, name, _recording_function(value))
+        # globals that hold an unwrapped torch function or a math function, and math's own
+        # (`math.sqrt(x.size(0))` is recorded, as PyTorch's autowrap_modules do)
+        for d in [fn_globals] + [vars(m) for m in self._autowrap_modules]:
+            for name, value in list(d.items()):
+                if name.startswith("__") or not callable(value):
+                    continue
+                w = _tracing_functions.wrapper_for(value) if d is fn_globals else None
+                if w is not None:
+                    patcher.setitem(d, name, w)
+                elif id(value) in self._autowrap_ids and (id(d), name) not in _wrapped_fns:
+                    patcher.setitem(d, name, _recording_function(value))
+                    _wrapped_targets.add(id(value))  # the code says wrap("math_sqrt")
 
 
 def _plain_tensor_attrs(root) -> dict:
