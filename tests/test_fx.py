@@ -641,3 +641,18 @@ def test_math_functions_are_recorded(fx):
         return str(gm.graph), gm.code, gm(lib.ones(4, 4)).numpy().tolist()
     assert run(torchjax, fx) == run(torch, torch.fx)
     assert math.sqrt(4.0) == 2.0  # math itself is left as it was
+
+
+def test_dead_code_elimination_and_annotations_match(fx):
+    def run(lib, tfx):
+        def f(x: lib.Tensor, y) -> lib.Tensor:
+            x.add_(1)  # an unused method call: erased, as PyTorch erases it
+            z = y * 2  # noqa: F841
+            lib._assert(x.sum() > 0, "pos")  # kept: side effect
+            return lib.relu(x)
+        gm = tfx.symbolic_trace(f)
+        before = str(gm.graph)
+        changed = gm.graph.eliminate_dead_code()
+        gm.recompile()
+        return before, changed, str(gm.graph), gm.code, str(gm)
+    assert run(torchjax, fx) == run(torch, torch.fx)

@@ -222,10 +222,9 @@ class Graph:
 
     # -- printing and code ---------------------------------------------------------------
     def __str__(self) -> str:
-        names: list = []
-        ret = [""]
-        lines = [node.format_node(names, ret) for node in self.nodes]
-        head = f"graph({', '.join(names)}){ret[0]}:"
+        names: list = []  # PyTorch's stays empty: it prints `graph():`
+        lines = [node.format_node(names) for node in self.nodes]
+        head = f"graph({', '.join(names)}):"
         return head + "".join(f"\n    {line}" for line in lines if line)
 
     def print_tabular(self) -> None:

@@ -197,20 +197,17 @@ class Node:
                 f"(args = {format_arg(self.args)}, kwargs = {format_arg(self.kwargs)})")
 
     def is_impure(self, impure_random: bool = True) -> bool:
-        """Placeholders, outputs, calls of in-place methods and impure functions stay in DCE."""
+        """Whether eliminate_dead_code must keep this node though nothing uses it."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
             from ._side_effects import is_side_effectful
-            return is_side_effectful(self.target)
-        if self.op == "call_method":
-            return isinstance(self.target, str) and self.target.endswith("_") and \
-                not self.target.endswith("__")
+            return is_side_effectful(self.target, impure_random)
         if self.op == "call_module":
             mod = self.graph.owning_module
-            if mod is not None:
-                sub = mod.get_submodule(self.target)
-                return bool(getattr(sub, "_is_impure", False))
+            if mod is None:
+                raise AssertionError("self.graph.owning_module not set for purity check")
+            return bool(getattr(mod.get_submodule(self.target), "_is_impure", False))
         return False
 
     @property
