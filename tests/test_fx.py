@@ -643,6 +643,40 @@ def test_math_functions_are_recorded(fx):
     assert math.sqrt(4.0) == 2.0  # math itself is left as it was
 
 
+def test_named_tuple_output_and_attention_block(fx):
+    import collections
+    import math
+    pair = collections.namedtuple("pair", "a b")
+
+    def make(lib):
+        F = lib.nn.functional
+
+        class Attn(lib.nn.Module):
+            def __init__(self, C=8, H=2, T=4):
+                super().__init__()
+                self.c_attn = lib.nn.Linear(C, 3 * C)
+                self.n_head = H
+                self.register_buffer("bias", lib.tril(lib.ones(T, T)).view(1, 1, T, T))
+
+            def forward(self, x):
+                B, T, C = x.size()
+                q, k, v = self.c_attn(x).split(C, dim=2)
+                q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                           for t in (q, k, v))
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                att = F.softmax(att.masked_fill(self.bias == 0, float("-inf")), dim=-1)
+                y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+                return pair(y, att)
+        return Attn
+    pt, tj = trace_both(fx, make)
+    assert code_of(tj, torchjax) == code_of(pt, torch)
+    x = np.random.default_rng(2).standard_normal((2, 4, 8)).astype(np.float32)
+    out_p, out_j = pt(torch.tensor(x)), tj(torchjax.tensor(x))
+    assert type(out_j) is type(out_p) is pair
+    np.testing.assert_allclose(np_of(out_j.a), np_of(out_p.a), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np_of(out_j.b), np_of(out_p.b), rtol=1e-5, atol=1e-6)
+
+
 def test_dead_code_elimination_and_annotations_match(fx):
     def run(lib, tfx):
         def f(x: lib.Tensor, y) -> lib.Tensor:

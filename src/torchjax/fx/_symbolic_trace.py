@@ -148,6 +148,10 @@ class Tracer(TracerBase):
             for n, m in self.root.named_modules():
                 if a is m:
                     return self.create_node("get_attr", n, (), {})
+        if isinstance(a, tuple) and hasattr(a, "_fields"):
+            # a named tuple is rebuilt by a call of its class, so the code can construct it
+            return self.create_node("call_function", type(a),
+                                    tuple(self.create_arg(e) for e in a), {})
         return super().create_arg(a)
 
     def is_leaf_module(self, m, module_qualified_name: str) -> bool:
