@@ -202,6 +202,17 @@ def test_function_with_concrete_args_and_varargs(fx):
                 tj(torchjax.tensor(x), *args)
 
 
+def test_varargs_and_keyword_only_inputs(fx):
+    def k(x, *args, scale=2, **kw):
+        return x * scale + args[0] + kw["b"]
+    pt, tj = torch.fx.symbolic_trace(k), fx.symbolic_trace(k)
+    assert (str(tj.graph), tj.code) == (str(pt.graph), pt.code)
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_allclose(
+        np_of(tj(torchjax.tensor(x), 3, torchjax.tensor(x), b=torchjax.tensor(x))),
+        np_of(pt(torch.tensor(x), 3, torch.tensor(x), b=torch.tensor(x))))
+
+
 def test_control_flow_iteration_and_len_errors_match(fx):
     def branch(x):
         if x.sum() > 0:

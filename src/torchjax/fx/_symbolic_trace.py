@@ -12,11 +12,12 @@ import builtins
 import functools
 import inspect
 import math
+import types
 import warnings
 
 from . import _tracing_functions
 from .graph import Graph
-from .proxy import ParameterProxy, Proxy, TracerBase
+from .proxy import ParameterProxy, TracerBase
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing"]
 
@@ -271,8 +272,7 @@ class Tracer(TracerBase):
         if co.co_flags & inspect.CO_VARKEYWORDS:
             args.append(self._placeholder("**" + names[nxt], concrete_args, sig))
         if co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or co.co_kwonlyargcount:
-            root_fn = _spread(root_fn, co, len(args) - (1 if co.co_flags &
-                                                        inspect.CO_VARKEYWORDS else 0))
+            root_fn = _flattened(root_fn, len(args))
         return root_fn, args
 
     # -- tracing -----------------------------------------------------------------------
@@ -360,19 +360,17 @@ def _assert_is_none(value, msg):
     assert value is None, msg
 
 
-def _spread(root_fn, co, n_positional: int):
-    """Calls root_fn with its *args / **kwargs placeholders spread back out."""
-    has_kw = bool(co.co_flags & inspect.CO_VARKEYWORDS)
-
-    def call(*args):
-        pos = list(args[:n_positional])
-        kw = args[n_positional] if has_kw else {}
-        if co.co_flags & inspect.CO_VARARGS:
-            varargs = pos.pop()
-            return root_fn(*pos, *([varargs] if isinstance(varargs, Proxy) else varargs),
-                           **({} if isinstance(kw, Proxy) else kw))
-        return root_fn(*pos, **({} if isinstance(kw, Proxy) else kw))
-    return call
+def _flattened(root_fn, nargs: int):
+    """root_fn with its keyword-only, *args and **kwargs parameters made plain positional
+    ones, so each takes its placeholder's Proxy as is (`args[0]` in the body records a
+    getitem of the *args placeholder, as in PyTorch)."""
+    fn = inspect.unwrap(root_fn)
+    co = fn.__code__
+    flags = co.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    code = co.replace(co_flags=flags, co_argcount=nargs, co_posonlyargcount=0,
+                      co_kwonlyargcount=0)
+    return types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
 
 
 def symbolic_trace(root, concrete_args=None):
