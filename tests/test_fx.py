@@ -415,10 +415,10 @@ def sigmoid_lowp(x):
     x = x.sigmoid()
     return x.half()
 fx.wrap(sigmoid_lowp)
+fx.wrap("add_lowp")  # by name, before it is defined
 def add_lowp(a, b):
     a, b = a.float(), b.float()
     return (a + b).half()
-fx.wrap("add_lowp")
 class Foo(lib.nn.Module):
     def forward(self, x, y):
         return add_lowp(sigmoid_lowp(x), sigmoid_lowp(y))

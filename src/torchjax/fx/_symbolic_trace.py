@@ -22,9 +22,10 @@ from .proxy import ParameterProxy, TracerBase
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing"]
 
 _is_fx_tracing = [False]
-# (globals dict, name) pairs that wrap() registered
+# (id of a globals dict, name) -> that dict, for each wrap() call
 _wrapped_fns: dict = {}
-_wrapped_targets: set = set()
+# math functions a trace recorded (the code says wrap("math_sqrt") for them too)
+_autowrapped: set = set()
 
 
 def is_fx_tracing() -> bool:
@@ -32,7 +33,11 @@ def is_fx_tracing() -> bool:
 
 
 def is_wrapped(fn) -> bool:
-    return id(fn) in _wrapped_targets
+    """Whether calls of fn are recorded through wrap() (its name in the code is wrap()'s)."""
+    if fn in _autowrapped:
+        return True
+    return any(g.get(name, getattr(builtins, name, None)) is fn
+               for (_, name), g in _wrapped_fns.items())
 
 
 class PHBase:
@@ -51,19 +56,12 @@ def wrap(fn_or_name):
     if not callable(fn_or_name) and not isinstance(fn_or_name, str):
         raise AssertionError("Unsupported type for global function! Must be either a "
                              "callable or string name")
-    if callable(fn_or_name):
-        if isinstance(fn_or_name, str):
-            raise AssertionError("wrap: unexpected str")
-        name = fn_or_name.__name__
-    else:
-        name = fn_or_name
+    name = fn_or_name if isinstance(fn_or_name, str) else fn_or_name.__name__
     frame = inspect.currentframe().f_back
     if frame.f_code.co_name != "<module>":
         raise NotImplementedError("wrap must be called at the top level of a module")
+    # by name: the function may be defined after this call
     _wrapped_fns[(id(frame.f_globals), name)] = frame.f_globals
-    fn = frame.f_globals.get(name, getattr(builtins, name, None))
-    if fn is not None:
-        _wrapped_targets.add(id(fn))
     return fn_or_name
 
 
@@ -341,7 +339,7 @@ class Tracer(TracerBase):
                     patcher.setitem(d, name, w)
                 elif id(value) in self._autowrap_ids and (id(d), name) not in _wrapped_fns:
                     patcher.setitem(d, name, _recording_function(value))
-                    _wrapped_targets.add(id(value))  # the code says wrap("math_sqrt")
+                    _autowrapped.add(value)
 
 
 def _plain_tensor_attrs(root) -> dict:
