@@ -1,14 +1,16 @@
 """What tests/test_fx*.py share: the torchjax.fx fixture and the same model or function
 traced by torch.fx and by torchjax.fx."""
 
+import pytest
 import torch
 import torch.fx
 
 import torchjax
 
 
-def installed_fx():
-    """The torchjax.fx module, for a module-scoped fixture (`yield from installed_fx()`)."""
+@pytest.fixture(scope="module", name="fx")
+def fx_fixture():
+    """The `fx` fixture: the torchjax.fx module (import fx_fixture to use it)."""
     # importing torchjax.fx wraps torch's public functions (docs/fx.md); put them back after
     # this module so the rest of a test session sees torchjax as it was
     import torchjax.fx as tfx

@@ -17,18 +17,13 @@ import torchjax
 
 from ._fx_common import (
     code_of,
+    fx_fixture,  # noqa: F401  (the fx fixture)
     graph_of,
-    installed_fx,
     make_model,
     node_table,
     np_of,
     trace_both,
 )
-
-
-@pytest.fixture(scope="module")
-def fx():
-    yield from installed_fx()
 
 
 def test_traced_graph_code_and_values_match_pytorch(fx):

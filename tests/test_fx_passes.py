@@ -14,17 +14,12 @@ import torch.fx
 import torchjax
 
 from ._fx_common import (
+    fx_fixture,  # noqa: F401  (the fx fixture)
     inline,
-    installed_fx,
     make_model,
     np_of,
     trace_both,
 )
-
-
-@pytest.fixture(scope="module")
-def fx():
-    yield from installed_fx()
 
 
 def test_inline_a_module_call_and_wrap_output(fx):
