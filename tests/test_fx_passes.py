@@ -251,6 +251,7 @@ def test_print_readable_and_to_folder(fx, tmp_path, capsys):
 
 
 def test_torch_fx_under_python_m_torchjax(tmp_path):
+    import os
     import subprocess
     import sys
     script = tmp_path / "s.py"
@@ -259,8 +260,13 @@ def test_torch_fx_under_python_m_torchjax(tmp_path):
         "from torch.fx.node import map_arg\nfrom torch.fx.passes.shape_prop import ShapeProp\n"
         "print(torch.fx.symbolic_trace.__module__, torch.fx.proxy.GraphAppendingTracer)\n"
         "print(symbolic_trace(lambda x: torch.relu(x) + 1).code)\n")
-    out = subprocess.run([sys.executable, "-m", "torchjax", str(script)], capture_output=True,
-                         text=True, timeout=300, check=True).stdout
+    env = dict(os.environ)
+    src = os.path.dirname(os.path.dirname(torchjax.__file__))  # this torchjax, not another
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    res = subprocess.run([sys.executable, "-m", "torchjax", str(script)], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
     assert out.splitlines()[0] == ("torchjax.fx._symbolic_trace "
                                    "<class 'torchjax.fx.proxy.GraphAppendingTracer'>")
     assert "relu = torch.relu(x);  x = None\n    add = relu + 1;  relu = None" in out
