@@ -111,6 +111,8 @@ for name in ("torch.package", "torch._C", "torch.distributed.rpc", "torch.fx"):
     except ModuleNotFoundError as e:
         print("ModuleNotFoundError", e)
 assert not xla_bridge._backends, "importing torch.fx started an XLA backend"
+# (nor did it wrap torch's functions: only a Tracer or a Proxy does, see fx/_tracing_functions)
+assert not hasattr(torch.relu, "_fx_original") and not hasattr(F.relu, "_fx_original")
 print("real", [n for n, m in sys.modules.items() if getattr(m, "__name__", "") == "torch"])
 '''
 

@@ -3,8 +3,9 @@
     import torchjax as torch
     gm = torch.fx.symbolic_trace(model)   # a GraphModule: gm.graph, gm.code, gm(x)
 
-See docs/fx.md for what is there and what is not. Importing it wraps torch's public functions
-so that they record calls on Proxies (torchjax has no __torch_function__; _tracing_functions).
+See docs/fx.md for what is there and what is not. The first Tracer or Proxy wraps torch's
+public functions so that they record calls on Proxies (torchjax has no __torch_function__;
+_tracing_functions); importing torch.fx alone, as many libraries do, changes nothing.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Proxy
 from .subgraph_rewriter import replace_pattern
-
-_tracing_functions.install()
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
            "Transformer", "Node", "Proxy", "replace_pattern", "has_side_effect", "map_arg"]

@@ -1,15 +1,17 @@
 """Recording torch functions called on Proxies: the stand-in for __torch_function__.
 
 PyTorch records `torch.relu(proxy)` because a Proxy defines `__torch_function__`; torchjax
-dispatches no such protocol. So when torchjax.fx is imported, each public function of torch,
-torch.nn.functional, torch.special, torch.linalg and torch.fft is replaced (in that module)
-by a thin wrapper: given a Proxy anywhere in its arguments it records a call_function node
-whose target is the wrapper itself (so `node.target is torch.relu` holds, and the generated
-code's `torch.relu(...)` calls the same object); otherwise it calls the original.
+dispatches no such protocol. So at the first Tracer or Proxy of a process, each public
+function of torch, torch.nn.functional, torch.special, torch.linalg and torch.fft is replaced
+(in that module) by a thin wrapper: given a Proxy anywhere in its arguments it records a
+call_function node whose target is the wrapper itself (so `node.target is torch.relu` holds,
+and the generated code's `torch.relu(...)` calls the same object); otherwise it calls the
+original.
 
-The cost is one Python call and an argument scan per such call, for processes that import
-torch.fx only. Code that took a reference before the import (`from torch import relu`) keeps
-the original: Tracer.trace swaps such globals of the traced function for the wrappers.
+The cost is one Python call and an argument scan per such call, in processes that trace only
+(importing torch.fx alone, as timm or transformers do, wraps nothing). Code that took a
+reference before the wrapping (`from torch import relu`) keeps the original: Tracer.trace
+swaps such globals of the traced function for the wrappers.
 """
 
 from __future__ import annotations

@@ -135,6 +135,8 @@ class Proxy:
     """
 
     def __init__(self, node: Node, tracer: TracerBase | None = None):
+        from . import _tracing_functions
+        _tracing_functions.install()  # (a graph built by hand: once per process)
         if tracer is None:
             tracer = GraphAppendingTracer(node.graph)
         self.tracer = tracer
