@@ -100,16 +100,19 @@ assert DataParallel is torchjax.nn.parallel.DataParallel
 assert torchjax.nn.__spec__.name == "torchjax.nn"  # relative imports keep working
 assert torch.nn.parallel.DataParallel  # submodules are attributes, as in PyTorch
 torchjax.install_as_torch()  # again: nothing changes
-for expr in ("torch.foo", "torch.nn.functional.foo", "torch.fx"):
+for expr in ("torch.foo", "torch.nn.functional.foo", "torch.package", "torch.fx.symbolic_trace"):
     try:
         eval(expr)
     except AttributeError as e:
         print("AttributeError", e)
-for name in ("torch.fx", "torch._C", "torch.distributed.rpc"):
+for name in ("torch.package", "torch._C", "torch.distributed.rpc", "torch.fx"):
     try:
         __import__(name)
     except ModuleNotFoundError as e:
         print("ModuleNotFoundError", e)
+assert not xla_bridge._backends, "importing torch.fx started an XLA backend"
+# (nor did it wrap torch's functions: only a Tracer or a Proxy does, see fx/_tracing_functions)
+assert not hasattr(torch.relu, "_fx_original") and not hasattr(F.relu, "_fx_original")
 print("real", [n for n, m in sys.modules.items() if getattr(m, "__name__", "") == "torch"])
 '''
 
@@ -154,8 +157,11 @@ def test_install_as_torch_aliases_modules_and_names_what_is_missing(runs):
     assert code == 0, err
     assert "AttributeError torch.foo is not supported by torchjax" in out
     assert "AttributeError torch.nn.functional.foo is not supported by torchjax" in out
-    assert "AttributeError torch.fx is not supported by torchjax" in out
-    assert "ModuleNotFoundError torch.fx is not supported by torchjax" in out
+    assert "AttributeError torch.package is not supported by torchjax" in out
+    assert "ModuleNotFoundError torch.package is not supported by torchjax" in out
+    # torch.fx is there (torchjax.fx): found as an attribute and as a module, and importing
+    # it started no XLA backend
+    assert "torch.fx" not in out
     assert "ModuleNotFoundError torch._C is not supported by torchjax" in out
     assert "ModuleNotFoundError torch.distributed.rpc is not supported by torchjax" in out
     assert out.strip().endswith("real []")
