@@ -75,6 +75,19 @@ _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays
 # compile only to drop them at step 2). A graph that never repeats (a tree net's) pays this
 # once per process.
 FUSE_FIRST = [1]
+# A workload whose structures keep changing (reinforcement learning: an episode's backward
+# is over a graph of one policy forward per environment step, so each episode length is a
+# new structure) sees most lengths once, some twice by chance, and a fused program for a
+# length that never comes again is a trace of the whole graph (~0.75 s for 1000 nodes) and a
+# compile (~1.4 s) for nothing. So when most of the last _RECENT passes met a new structure,
+# a structure is fused only at its _FUSE_AFTER_VARYING-th sighting; a loop whose structure
+# repeats (a training step) meets no new one and keeps the second-sighting rule.
+_RECENT = 8
+_FUSE_AFTER_VARYING = 4
+_new_passes: list = []  # of the last _RECENT passes: 1 if its structure was new, else 0
+# ...and the first structure is not fused at once when it is a loop unrolled (a leaf that
+# _UNROLLED nodes use: one use per step of the loop), whose length may change every pass
+_UNROLLED = 8
 # A plain graph that is not fused (yet) runs level by level with same-kind nodes batched
 # (batched.py) rather than node by node. Off: measured slower on this CPU (module docstring).
 BATCHED = False
@@ -449,13 +462,17 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     key = (root_slots, implicit, parts)
     fn = _seen.get(key)
     given = tuple(g for g in root_grads if g.__class__ is not Ones)
-    if fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level():
+    first = fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level()
+    if first:
         FUSE_FIRST[0] -= 1
+        first = not _unrolled(parts)
+    if first:
         fn = _seen[key] = _compile_fused(key)
     elif fn is None:
         h = hash(key)
         count = _counts.get(h, 0) + 1
-        if count < _FUSE_AFTER:
+        _note_pass(count == 1)
+        if count < (_FUSE_AFTER_VARYING if _varying() else _FUSE_AFTER):
             if len(_counts) >= _SEEN_MAX:
                 _counts.clear()
             _counts[h] = count
@@ -480,6 +497,7 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
             return False
         fn = _seen[key] = _compile_fused(key)
     else:
+        _note_pass(False)
         for f in REPEATED:
             f()
         if fn.__class__ is _Compiling:
@@ -503,6 +521,31 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
         if g is not None:
             n.variable._store_grad(g)
     return True
+
+
+def _note_pass(new):
+    if len(_new_passes) >= _RECENT:
+        del _new_passes[0]
+    _new_passes.append(1 if new else 0)
+
+
+def _varying() -> bool:
+    """Whether most of the last _RECENT backward passes met a structure never seen before."""
+    return len(_new_passes) >= _RECENT and 2 * sum(_new_passes) > _RECENT
+
+
+def _unrolled(parts) -> bool:
+    """Whether a leaf of the structure is used by _UNROLLED nodes or more: the graph of a
+    loop (one use per iteration), whose iteration count may change from pass to pass."""
+    uses: dict = {}
+    for p in parts:
+        if p is not None:
+            for e in p[2]:
+                if e is not None and parts[e[0]] is None:
+                    n = uses[e[0]] = uses.get(e[0], 0) + 1
+                    if n >= _UNROLLED:
+                        return True
+    return False
 
 
 def _compile_fused(key):
