@@ -79,10 +79,10 @@ FUSE_FIRST = [1]
 # is over a graph of one policy forward per environment step, so each episode length is a
 # new structure) sees most lengths once, some twice by chance, and a fused program for a
 # length that never comes again is a trace of the whole graph (~0.75 s for 1000 nodes) and a
-# compile (~1.4 s) for nothing. So when most of the last _RECENT passes met a new structure,
-# a structure is fused only at its _FUSE_AFTER_VARYING-th sighting; a loop whose structure
-# repeats (a training step) meets no new one and keeps the second-sighting rule.
-_RECENT = 8
+# compile (~1.4 s) for nothing. So when many of the last _RECENT passes met a new structure
+# (_varying), a structure is fused only at its _FUSE_AFTER_VARYING-th sighting; a loop whose
+# structure repeats (a training step) meets no new one and keeps the second-sighting rule.
+_RECENT = 16
 _FUSE_AFTER_VARYING = 4
 _new_passes: list = []  # of the last _RECENT passes: 1 if its structure was new, else 0
 # ...and the first structure is not fused at once when it is a loop unrolled (a leaf that
@@ -530,8 +530,11 @@ def _note_pass(new):
 
 
 def _varying() -> bool:
-    """Whether most of the last _RECENT backward passes met a structure never seen before."""
-    return len(_new_passes) >= _RECENT and 2 * sum(_new_passes) > _RECENT
+    """Whether over a quarter of the last _RECENT backward passes (4 at least) met a
+    structure never seen before. A training loop meets none, an RL loop over half: its
+    episode lengths repeat by chance (lengths of 10-60 steps, often), so "most" missed it."""
+    n = len(_new_passes)
+    return n >= 4 and 4 * sum(_new_passes) > n
 
 
 def _unrolled(parts) -> bool:
