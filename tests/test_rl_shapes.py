@@ -111,3 +111,25 @@ def test_the_first_structure_is_fused_at_once_unless_it_is_an_unrolled_loop(
     for g, e in zip(_grads(torchjax, ours, 2), _grads(torch, theirs, 2)):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
     assert len(fused) == 1
+
+
+def test_a_leaf_with_ever_more_users_sums_its_gradients_in_three_program_sizes(
+        monkeypatch, fused):
+    """batched.sum_all sums a leaf's gradients in chunks of 8, 4 or 2: the node-by-node
+    backward of an episode of any length uses at most three summing programs per shape."""
+    from torchjax._autograd import batched
+    counts = set()
+    real = batched._sum
+
+    def counting(*gs):
+        counts.add(len(gs))
+        return real(*gs)
+
+    monkeypatch.setattr(batched, "_sum", counting)
+    monkeypatch.setattr(engine, "_FUSE_AFTER", 10**9)  # (node by node throughout)
+    monkeypatch.setattr(engine, "_FUSE_AFTER_VARYING", 10**9)
+    ours, theirs = _policy(torchjax), _policy(torch)
+    for n in (2, 3, 5, 7, 9, 13, 15, 23, 31, 47, 61):
+        for g, e in zip(_grads(torchjax, ours, n), _grads(torch, theirs, n)):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+    assert counts and counts <= {2, 4, 8}
