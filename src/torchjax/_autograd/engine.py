@@ -9,6 +9,8 @@ Four ways to run the same plan:
   (`_Compiling`), so the loop's second step does not wait seconds for it. A process's
   first structure is fused at once, in the foreground (FUSE_FIRST): it is nearly always the
   training step, and its per-node programs would be compiled only to be dropped at step 2.
+  Where the structures keep changing (an RL episode per length), a structure waits for its
+  fourth sighting, and an unrolled loop is not fused at first sight (_varying, _unrolled).
 - batched (opt-in, BATCHED): a plain graph that is not fused yet runs level by level, each
   group of same-kind independent nodes as one vmapped call (batched.py). It makes 2-3x fewer
   XLA calls on a random tree but measured slower than node by node here (its Python per
