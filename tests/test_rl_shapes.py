@@ -133,3 +133,35 @@ def test_a_leaf_with_ever_more_users_sums_its_gradients_in_three_program_sizes(
         for g, e in zip(_grads(torchjax, ours, n), _grads(torch, theirs, n)):
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
     assert counts and counts <= {2, 4, 8}
+
+
+def _two_losses(lib, net, length):
+    """actor_critic.py's shape of loss: two stacks of per-step terms, each summed."""
+    policy, value = [], []
+    for t in range(length):
+        probs = lib.softmax(net(lib.tensor(STATES[t]).unsqueeze(0)), dim=1)
+        lp = lib.distributions.Categorical(probs).log_prob(lib.tensor([int(ACTIONS[t])]))
+        policy.append(-lp * (t + 1.0) / length)
+        value.append((probs[:, 0] - 0.5) ** 2)
+    net.zero_grad()
+    (lib.stack(policy).sum() + lib.stack(value).sum()).backward()
+    return [p.grad.numpy().copy() for p in net.parameters()]
+
+
+def test_a_chain_met_twice_in_an_episode_of_a_new_length_gets_no_program(monkeypatch, fused):
+    """chains._program: while structures keep changing, a chain's program waits for its
+    fourth sighting: the stack-and-sum chain of each loss, met twice per pass, made a
+    program (and its trace) for every episode length."""
+    from torchjax._autograd import chains
+    monkeypatch.setattr(chains, "_seen", {})
+    monkeypatch.setattr(chains, "_programs_by_key", {})
+    ours, theirs = _policy(torchjax), _policy(torch)
+    for n in range(3, 8):  # the per-step chains get their programs here
+        for g, e in zip(_two_losses(torchjax, ours, n), _two_losses(torch, theirs, n)):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    made = chains.STATS["programs"]
+    for n in range(8, 14):
+        for g, e in zip(_two_losses(torchjax, ours, n), _two_losses(torch, theirs, n)):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    assert chains.STATS["programs"] == made
+    assert fused == []

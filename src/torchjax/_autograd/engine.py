@@ -198,7 +198,7 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
             return
         if CHAINS and _one_off.top_level():
             chains.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
-                       retain_graph, Arrays)
+                       retain_graph, Arrays, _FUSE_AFTER_VARYING if _varying() else 2)
             return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
