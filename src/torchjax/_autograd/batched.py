@@ -47,16 +47,28 @@ def _sum_all(*gs):
     return total
 
 
-_sum = _programs.lazy_jit(_sum_all)  # one program per count (2 to _SUM_CHUNK)
+_sum = _programs.lazy_jit(_sum_all)  # one program per count: 2, 4 or _SUM_CHUNK
 _SUM_CHUNK = 8
 
 
 def sum_all(gs):
     """The sum of a list of gradient arrays in few calls: one for up to _SUM_CHUNK of them
-    (a pairwise add per gradient costs an XLA call each: 61 of them in a 32-leaf tree)."""
+    (a pairwise add per gradient costs an XLA call each: 61 of them in a 32-leaf tree).
+    Chunks are of 8, 4 or 2 arrays, so a shape has at most three programs: with a chunk per
+    count, a leaf whose number of users changes every pass (an RL episode's policy weights,
+    one use per step) compiled seven per shape, 29 of reinforce.py's 53 programs."""
     while len(gs) > 1:
-        gs = [gs[k] if len(gs) - k == 1 else _sum(*gs[k:k + _SUM_CHUNK])
-              for k in range(0, len(gs), _SUM_CHUNK)]
+        out = []
+        k, n = 0, len(gs)
+        while k < n:
+            m = min(_SUM_CHUNK, n - k)
+            if m == 1:
+                out.append(gs[k])
+            else:
+                m = 1 << (m.bit_length() - 1)  # (the largest power of two in it)
+                out.append(_sum(*gs[k:k + m]))
+            k += m
+        gs = out
     return gs[0]
 
 

@@ -117,14 +117,17 @@ def _make(key):
     return _programs.program(chain, named and _programs.ident_of("chain backward", named))
 
 
-def _program(key):
+def _program(key, after=2):
+    """The chain's program once its key has been met `after` times (engine passes more while
+    the graphs keep changing: an RL episode's stack-and-sum chain, met twice in one pass for
+    the policy's and the value's losses, was a trace per episode length)."""
     prog = _programs_by_key.get(key)
     if prog is not None:
         return prog
     if len(key) < 2:
         return None  # one node: its own backward program already
     n = _seen.get(key, 0) + 1
-    if n < 2:
+    if n < after:
         if len(_seen) >= 4 * _PROGRAMS_MAX:
             _seen.clear()
         _seen[key] = n
@@ -137,9 +140,10 @@ def _program(key):
     return prog
 
 
-def run(nodes, root_slots, parts, order, root_grads, retain_graph, mode):
+def run(nodes, root_slots, parts, order, root_grads, retain_graph, mode, after=2):
     """The backward of a plain graph (engine._structure's walk), chain by chain; `mode` is
-    engine.Arrays (the root gradients, sums and stores)."""
+    engine.Arrays (the root gradients, sums and stores); a chain gets its program at its
+    `after`-th sighting."""
     bufs: dict = {}
 
     def arrive(i, nr, g):
@@ -167,7 +171,7 @@ def run(nodes, root_slots, parts, order, root_grads, retain_graph, mode):
         if chain is None:
             continue  # a chain member: run with its chain
         members, key, outs = chain
-        prog = _program(key)
+        prog = _program(key, after)
         if prog is None:
             grads = _by_node(nodes, members, parts, cts, retain_graph)
         else:

@@ -9,6 +9,8 @@ Four ways to run the same plan:
   (`_Compiling`), so the loop's second step does not wait seconds for it. A process's
   first structure is fused at once, in the foreground (FUSE_FIRST): it is nearly always the
   training step, and its per-node programs would be compiled only to be dropped at step 2.
+  Where the structures keep changing (an RL episode per length), a structure waits for its
+  fourth sighting, and an unrolled loop is not fused at first sight (_varying, _unrolled).
 - batched (opt-in, BATCHED): a plain graph that is not fused yet runs level by level, each
   group of same-kind independent nodes as one vmapped call (batched.py). It makes 2-3x fewer
   XLA calls on a random tree but measured slower than node by node here (its Python per
@@ -75,6 +77,19 @@ _SEEN_MAX = 4096       # bound the table so a program with ever-new graphs stays
 # compile only to drop them at step 2). A graph that never repeats (a tree net's) pays this
 # once per process.
 FUSE_FIRST = [1]
+# A workload whose structures keep changing (reinforcement learning: an episode's backward
+# is over a graph of one policy forward per environment step, so each episode length is a
+# new structure) sees most lengths once, some twice by chance, and a fused program for a
+# length that never comes again is a trace of the whole graph (~0.75 s for 1000 nodes) and a
+# compile (~1.4 s) for nothing. So when many of the last _RECENT passes met a new structure
+# (_varying), a structure is fused only at its _FUSE_AFTER_VARYING-th sighting; a loop whose
+# structure repeats (a training step) meets no new one and keeps the second-sighting rule.
+_RECENT = 16
+_FUSE_AFTER_VARYING = 4
+_new_passes: list = []  # of the last _RECENT passes: 1 if its structure was new, else 0
+# ...and the first structure is not fused at once when it is a loop unrolled (a leaf that
+# _UNROLLED nodes use: one use per step of the loop), whose length may change every pass
+_UNROLLED = 8
 # A plain graph that is not fused (yet) runs level by level with same-kind nodes batched
 # (batched.py) rather than node by node. Off: measured slower on this CPU (module docstring).
 BATCHED = False
@@ -183,7 +198,7 @@ def run_backward(roots, root_grads, retain_graph: bool, targets=None):
             return
         if CHAINS and _one_off.top_level():
             chains.run(nodes, root_slots, parts, fused.topological(parts), root_grads,
-                       retain_graph, Arrays)
+                       retain_graph, Arrays, _FUSE_AFTER_VARYING if _varying() else 2)
             return
     run_nodes(ARRAYS, planned(roots, targets), roots, root_grads, retain_graph, targets)
 
@@ -449,13 +464,17 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     key = (root_slots, implicit, parts)
     fn = _seen.get(key)
     given = tuple(g for g in root_grads if g.__class__ is not Ones)
-    if fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level():
+    first = fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level()
+    if first:
         FUSE_FIRST[0] -= 1
+        first = not _unrolled(parts)
+    if first:
         fn = _seen[key] = _compile_fused(key)
     elif fn is None:
         h = hash(key)
         count = _counts.get(h, 0) + 1
-        if count < _FUSE_AFTER:
+        _note_pass(count == 1)
+        if count < (_FUSE_AFTER_VARYING if _varying() else _FUSE_AFTER):
             if len(_counts) >= _SEEN_MAX:
                 _counts.clear()
             _counts[h] = count
@@ -480,6 +499,7 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
             return False
         fn = _seen[key] = _compile_fused(key)
     else:
+        _note_pass(False)
         for f in REPEATED:
             f()
         if fn.__class__ is _Compiling:
@@ -503,6 +523,34 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
         if g is not None:
             n.variable._store_grad(g)
     return True
+
+
+def _note_pass(new):
+    if len(_new_passes) >= _RECENT:
+        del _new_passes[0]
+    _new_passes.append(1 if new else 0)
+
+
+def _varying() -> bool:
+    """Whether over a quarter of the last _RECENT backward passes (4 at least) met a
+    structure never seen before. A training loop meets none, an RL loop over half: its
+    episode lengths repeat by chance (lengths of 10-60 steps, often), so "most" missed it."""
+    n = len(_new_passes)
+    return n >= 4 and 4 * sum(_new_passes) > n
+
+
+def _unrolled(parts) -> bool:
+    """Whether a leaf of the structure is used by _UNROLLED nodes or more: the graph of a
+    loop (one use per iteration), whose iteration count may change from pass to pass."""
+    uses: dict = {}
+    for p in parts:
+        if p is not None:
+            for e in p[2]:
+                if e is not None and parts[e[0]] is None:
+                    n = uses[e[0]] = uses.get(e[0], 0) + 1
+                    if n >= _UNROLLED:
+                        return True
+    return False
 
 
 def _compile_fused(key):
