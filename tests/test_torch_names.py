@@ -166,3 +166,130 @@ def test_torch_version_module():
     assert isinstance(torchjax.__version__, torchjax.torch_version.TorchVersion)
     assert isinstance(torch.__version__, torch.torch_version.TorchVersion)
     assert torchjax.torch_version.TorchVersion("2.13.0") >= (2, 1)
+
+
+def test_small_aliases_as_in_pytorch():
+    assert torchjax.TYPE_CHECKING is torch.TYPE_CHECKING is False
+    assert (torchjax.legacy_contiguous_format is torchjax.contiguous_format) == \
+        (torch.legacy_contiguous_format is torch.contiguous_format)
+    assert (torchjax.windows is torchjax.signal.windows) == (torch.windows is torch.signal.windows)
+
+
+# ---------------------------------------------------------------- submodules
+
+
+def test_functional_is_torchs_functions():
+    import torch.functional as tf
+
+    import torchjax.functional as jf
+    assert jf.__all__ == tf.__all__
+    for name in jf.__all__:
+        assert getattr(jf, name) is getattr(torchjax, name), name
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    got = jf.einsum("ij,kj->ik", torchjax.tensor(a), torchjax.tensor(a))
+    want = tf.einsum("ij,kj->ik", torch.tensor(a), torch.tensor(a))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def _public_return_types(module):
+    return sorted(n for n in dir(module) if not n.startswith("_")
+                  and isinstance(getattr(module, n), type)
+                  and getattr(module, n).__module__ == "torch.return_types")
+
+
+RESULTS = {
+    "max": lambda lib, x: lib.max(x, 1), "min": lambda lib, x: lib.min(x, 0),
+    "sort": lambda lib, x: lib.sort(x), "topk": lambda lib, x: lib.topk(x, 2),
+    "kthvalue": lambda lib, x: lib.kthvalue(x, 2), "median": lambda lib, x: lib.median(x, 1),
+    "mode": lambda lib, x: lib.mode(x, 1), "cummax": lambda lib, x: lib.cummax(x, 1),
+    "aminmax": lambda lib, x: lib.aminmax(x), "frexp": lambda lib, x: lib.frexp(x),
+    "svd": lambda lib, x: lib.svd(x), "linalg_svd": lambda lib, x: lib.linalg.svd(x),
+    "linalg_eigh": lambda lib, x: lib.linalg.eigh(x @ x.T),
+    "linalg_slogdet": lambda lib, x: lib.linalg.slogdet(x),
+    "linalg_lu_factor": lambda lib, x: lib.linalg.lu_factor(x),
+    "histogram": lambda lib, x: lib.histogram(x.flatten()),
+    "histogramdd": lambda lib, x: lib.histogramdd(x[:, :2], bins=3),
+}
+
+
+def test_return_types_are_the_classes_the_ops_return():
+    import torchjax.return_types as jr
+    assert _public_return_types(jr) == _public_return_types(torch.return_types)
+    assert set(jr.all_return_types) == {getattr(jr, n) for n in _public_return_types(jr)}
+    a = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+    for name, f in RESULTS.items():
+        got, want = f(torchjax, torchjax.tensor(a)), f(torch, torch.tensor(a))
+        assert type(want) is getattr(torch.return_types, name)
+        assert type(got) is getattr(jr, name), name
+        assert got._fields == type(want).__match_args__
+        assert repr(type(got)) == repr(type(want))
+    assert not isinstance(torchjax.max(torchjax.tensor(a), 1), jr.max_out)
+
+
+WINDOW_CASES = [("cosine", {}), ("exponential", {}), ("exponential", {"tau": 2.5}),
+                ("exponential", {"center": 1.0}), ("gaussian", {}),
+                ("gaussian", {"std": 0.4}), ("general_cosine", {"a": [0.46, 0.23, 0.31]}),
+                ("general_hamming", {}), ("general_hamming", {"alpha": 0.6}), ("hamming", {}),
+                ("hann", {}), ("kaiser", {}), ("kaiser", {"beta": 0.0}), ("kaiser", {"beta": 3.0}),
+                ("nuttall", {}), ("bartlett", {}), ("blackman", {})]
+
+
+@pytest.mark.parametrize("name,kw", WINDOW_CASES)
+def test_signal_windows_match_pytorch(name, kw):
+    import torchjax.signal.windows as jw
+    for m in (0, 1, 2, 3, 8, 17, 64):
+        for sym in (True, False):
+            if "center" in kw and sym:
+                continue
+            for dt, tol in (("float32", 2e-6), ("float64", 1e-13)):
+                want = getattr(torch.signal.windows, name)(m, sym=sym, dtype=getattr(torch, dt),
+                                                           **kw)
+                got = getattr(jw, name)(m, sym=sym, dtype=getattr(torchjax, dt), **kw)
+                assert repr(got.dtype) == repr(want.dtype) and tuple(got.shape) == want.shape
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["hann", "kaiser", "gaussian", "exponential", "cosine"])
+def test_signal_window_requires_grad_as_in_pytorch(name):
+    import torchjax.signal.windows as jw
+    want = getattr(torch.signal.windows, name)(6, dtype=torch.float64, requires_grad=True)
+    got = getattr(jw, name)(6, dtype=torchjax.float64, requires_grad=True)
+    assert got.requires_grad == want.requires_grad and got.is_leaf == want.is_leaf
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-13)
+
+
+@pytest.mark.parametrize("call,error", [
+    (lambda lib: lib.signal.windows.hann(-1), ValueError),
+    (lambda lib: lib.signal.windows.hann(4, dtype=lib.float16), ValueError),
+    (lambda lib: lib.signal.windows.hann(4, dtype=lib.int64), ValueError),
+    (lambda lib: lib.signal.windows.gaussian(4, std=0), ValueError),
+    (lambda lib: lib.signal.windows.exponential(4, tau=-1), ValueError),
+    (lambda lib: lib.signal.windows.exponential(4, center=1.0), ValueError),
+    (lambda lib: lib.signal.windows.kaiser(4, beta=-1.0), ValueError),
+    (lambda lib: lib.signal.windows.general_cosine(4, a=[]), ValueError),
+    (lambda lib: lib.signal.windows.general_cosine(4, a=3), TypeError),
+    (lambda lib: lib.signal.windows.hann(4, layout=lib.sparse_coo), ValueError),
+])
+def test_signal_window_errors_as_in_pytorch(call, error):
+    with pytest.raises(error) as theirs:
+        call(torch)
+    with pytest.raises(error) as ours:
+        call(torchjax)
+    assert str(ours.value) == str(theirs.value)
+
+
+UNSUPPORTED_MODULES = {"masked": "masked_tensor", "nested": "nested_tensor", "export": "export",
+                       "package": "PackageExporter", "library": "custom_op", "ops": "aten",
+                       "ao": "quantization", "quantization": "quantize_dynamic",
+                       "quasirandom": "SobolEngine", "monitor": "Stat", "mtia": "is_available",
+                       "futures": "Future", "classes": "load_library", "cpp": "nn"}
+
+
+@pytest.mark.parametrize("module,name", sorted(UNSUPPORTED_MODULES.items()))
+def test_unsupported_submodules_name_what_is_missing(module, name):
+    assert hasattr(torch, module) and hasattr(getattr(torch, module), name)
+    mod = getattr(torchjax, module)
+    assert not hasattr(mod, name)
+    with pytest.raises(AttributeError, match=rf"torch\.{module}\.{name} is not supported by "
+                                             rf"torchjax: \w"):
+        getattr(mod, name)
