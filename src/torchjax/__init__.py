@@ -211,6 +211,9 @@ globals().update(storage.LEGACY)  # torch.FloatStorage, torch.LongStorage, ...
 from ._memory_format import contiguous_format as legacy_contiguous_format  # noqa: E402
 from .signal import windows  # noqa: E402  (PyTorch's torch.windows is torch.signal.windows)
 
+from ._torch_function_guards import *  # noqa: E402,F403
+from ._strided_copy import as_strided_copy  # noqa: E402
+
 TYPE_CHECKING = False
 
 
