@@ -162,6 +162,40 @@ def test_storage_names_and_is_storage():
         torchjax.UntypedStorage(4)
 
 
+def _storage_facts(lib):
+    """What code reads from storages: sharing (equal pointers), sizes, devices, types."""
+    a = lib.arange(6.0)
+    views = [a, a[2:], a.view(2, 3).t(), a.detach()]
+    other, empty = lib.zeros(6), lib.zeros(0)
+    s = a.untyped_storage()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TypedStorage is deprecated (tested below)
+        typed = a[2:].storage()
+    return {
+        "shared": [v.untyped_storage().data_ptr() == s.data_ptr() for v in views],
+        "at data_ptr": s.data_ptr() == a.data_ptr(),
+        "other": other.untyped_storage().data_ptr() == s.data_ptr(),
+        "sizes": (s.nbytes(), s.size(), len(s), s.element_size(), str(s.device)),
+        "empty": (empty.untyped_storage().data_ptr(), empty.untyped_storage().nbytes()),
+        "typed": (repr(typed.dtype), typed.size(), len(typed), typed.nbytes(),
+                  typed.element_size(), typed.data_ptr() == a.data_ptr(),
+                  typed.untyped().data_ptr() == s.data_ptr()),
+        "classes": (type(s).__name__, type(typed).__name__, lib.is_storage(s),
+                    lib.is_storage(typed), isinstance(s, lib.UntypedStorage),
+                    isinstance(typed, lib.TypedStorage)),
+    }
+
+
+def test_tensor_storages_describe_sharing_as_pytorchs():
+    assert _storage_facts(torchjax) == _storage_facts(torch)
+    a = torchjax.zeros(3)
+    ptr = a.untyped_storage().data_ptr()
+    a.add_(1)  # a new JAX buffer, the same storage as far as PyTorch's code can tell
+    assert a.untyped_storage().data_ptr() == ptr
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        a.storage()
+
+
 def test_torch_version_module():
     assert isinstance(torchjax.__version__, torchjax.torch_version.TorchVersion)
     assert isinstance(torch.__version__, torch.torch_version.TorchVersion)

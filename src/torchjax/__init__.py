@@ -208,6 +208,7 @@ from . import storage, torch_version  # noqa: E402
 from .storage import Storage, StorageBase, TypedStorage, UntypedStorage  # noqa: E402
 
 globals().update(storage.LEGACY)  # torch.FloatStorage, torch.LongStorage, ...
+from . import _tensor_storage  # noqa: E402,F401  (Tensor.untyped_storage, Tensor.storage)
 from ._memory_format import contiguous_format as legacy_contiguous_format  # noqa: E402
 from .signal import windows  # noqa: E402  (PyTorch's torch.windows is torch.signal.windows)
 

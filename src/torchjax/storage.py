@@ -1,10 +1,11 @@
-"""torchjax.storage: PyTorch's storage classes, named but never made.
+"""torchjax.storage: PyTorch's storage classes.
 
-A torchjax tensor keeps its values in a JAX array, which has no storage object a script could
-hold, resize or share (torch.is_storage is always False). The classes exist so that the
-references real code makes run: `isinstance(obj, torch.UntypedStorage)` checks (False),
-`torch.FloatStorage` in a type table, `torch.LongStorage.dtype`. Making one raises an error
-naming the class.
+A torchjax tensor keeps its values in a JAX array, which has no bytes a script could hold,
+resize or share through a storage. Tensor.untyped_storage() and Tensor.storage() return
+storage objects that describe the array under a tensor (address stand-in, size, device: what
+code reads storages for, _tensor_storage.py); the classes also exist so the references real
+code makes run: `isinstance(obj, torch.UntypedStorage)`, `torch.FloatStorage` in a type table,
+`torch.LongStorage.dtype`. Making a storage directly raises an error naming the class.
 
 torch.UntypedStorage and torch.TypedStorage are the storage types of PyTorch 2; the legacy
 typed ones (torch.FloatStorage, torch.LongStorage, ...; torch.Storage is FloatStorage) are
@@ -19,7 +20,7 @@ __all__ = ["TypedStorage", "UntypedStorage"]
 
 
 class _StorageBase:
-    """The base of PyTorch's storages; torchjax makes none."""
+    """The base of PyTorch's storages; torchjax makes them only for Tensor.untyped_storage()."""
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(f"torch.{type(self).__name__} is not supported by torchjax: a "
@@ -30,16 +31,65 @@ StorageBase = _StorageBase  # torch.StorageBase, the C++ base class in PyTorch
 
 
 class UntypedStorage(_StorageBase):
-    """The bytes under a tensor in PyTorch."""
+    """The bytes under a tensor: Tensor.untyped_storage() gives a description of them.
+
+    Its data_ptr() is the stand-in address Tensor.data_ptr() uses (_ops/tensor_memory.py), so
+    tensors sharing a base report one storage, as code that finds tied or shared weights by
+    `t.untyped_storage().data_ptr()` expects; nbytes() is the base's size in bytes. The bytes
+    themselves cannot be read or written through it.
+    """
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    def nbytes(self) -> int:
+        return self._nbytes
+
+    size = __len__ = nbytes
+
+    def element_size(self) -> int:
+        return 1
+
+    @property
+    def device(self):
+        return self._device
+
+    def __repr__(self) -> str:
+        return f"torch.storage.UntypedStorage(device={self._device}) of size {self._nbytes}"
 
 
 class TypedStorage:
-    """A storage with an element dtype in PyTorch (deprecated there)."""
+    """A storage with an element dtype (deprecated in PyTorch): Tensor.storage() gives one."""
 
     is_sparse = False
     dtype = None
 
     __init__ = _StorageBase.__init__
+
+    def untyped(self) -> UntypedStorage:
+        return self._untyped_storage
+
+    def data_ptr(self) -> int:
+        return self._untyped_storage.data_ptr()
+
+    def nbytes(self) -> int:
+        return self._untyped_storage.nbytes()
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def size(self) -> int:
+        return self.nbytes() // self.element_size()
+
+    __len__ = size
+
+    @property
+    def device(self):
+        return self._untyped_storage.device
+
+    def __repr__(self) -> str:
+        return (f"torch.storage.TypedStorage(dtype={self.dtype}, "
+                f"device={self.device}) of size {self.size()}")
 
 
 class _LegacyStorage(TypedStorage):
