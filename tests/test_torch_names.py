@@ -439,3 +439,43 @@ def test_names_torchjax_lacks_are_the_documented_ones():
     assert sorted(missing - set(allowed)) == [], "torchjax lost these names of torch"
     assert sorted(set(allowed) - missing - BEING_BUILT) == [], \
         "torchjax has these now (or PyTorch dropped them): take them off ALLOWED_MISSING"
+
+
+SCRIPT = """
+import torch
+import torch.nested
+from torch.signal.windows import hann
+from torch.return_types import max as max_type
+from torch.functional import einsum
+from torch.storage import UntypedStorage
+assert torch.__name__ == "torchjax", torch
+assert isinstance(torch.max(torch.ones(2, 2), 1), max_type)
+assert einsum is torch.einsum and hann(4).shape == (4,)
+assert torch.zeros(2).untyped_storage().__class__ is UntypedStorage is torch.UntypedStorage
+try:
+    torch.nested.nested_tensor
+except AttributeError as e:
+    print(e)
+try:
+    import torch.ao.quantization
+except ModuleNotFoundError as e:
+    print(e)
+print(torch.pi, torch.newaxis, torch.complex32, torch.FloatStorage.dtype)
+"""
+
+
+def test_new_names_under_python_m_torchjax(tmp_path):
+    import os
+    import subprocess
+    import sys
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    script = tmp_path / "names.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-m", "torchjax", str(script)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("torch.nested.nested_tensor is not supported by torchjax: ")
+    assert lines[1].startswith("torch.ao.quantization is not supported by torchjax")
+    assert lines[2] == f"{math.pi} None torch.complex32 torch.float32"

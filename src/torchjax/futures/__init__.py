@@ -6,7 +6,7 @@ is not supported by torchjax: torchjax has no RPC; torch.jit.fork runs the funct
 returns its result".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

@@ -5,7 +5,7 @@ is not supported by torchjax: torch.package archives are not implemented; save a
 torch.save".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

@@ -5,7 +5,7 @@ not supported by torchjax: nested tensors are not implemented; pad the sequences
 (torch.nn.utils.rnn.pad_sequence) and pass a mask".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

@@ -6,7 +6,7 @@ not supported by torchjax: masked tensors are not implemented; use torch.where w
 mask".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

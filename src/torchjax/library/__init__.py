@@ -6,7 +6,7 @@ is not supported by torchjax: torchjax has no operator dispatcher to register wi
 Python function directly (torch.autograd.Function for a custom gradient)".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

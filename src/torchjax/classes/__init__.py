@@ -4,7 +4,7 @@
 is not supported by torchjax: torchjax does not load TorchScript custom classes".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

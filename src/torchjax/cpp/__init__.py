@@ -4,7 +4,7 @@
 supported by torchjax: torchjax has no C++ frontend".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

@@ -5,7 +5,7 @@ named, not implemented.
 supported by torchjax: quantization is not supported by torchjax".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

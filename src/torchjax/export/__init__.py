@@ -5,7 +5,7 @@ not supported by torchjax: there is no ExportedProgram; export a pure JAX functi
 torchjax.func.functionalize and jax.export".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

@@ -5,7 +5,7 @@
 (scipy.stats.qmc.Sobol draws Sobol sequences)".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(

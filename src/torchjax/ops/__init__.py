@@ -6,7 +6,7 @@ supported by torchjax: torchjax has no operator registry or C++ extension loadin
 torch function (torch.add) instead".
 """
 
-from ._unsupported_module import unsupported_getattr
+from .._unsupported_module import unsupported_getattr
 
 __all__: list = []
 __getattr__ = unsupported_getattr(
