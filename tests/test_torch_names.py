@@ -335,10 +335,55 @@ def test_signal_window_errors_as_in_pytorch(call, error):
     assert str(ours.value) == str(theirs.value)
 
 
+def _sobol_run(lib, dimension, dtype):
+    engine = lib.quasirandom.SobolEngine(dimension)
+    got = []
+    for step, arg in (("draw", 1), ("draw", 3), ("fast_forward", 5), ("draw", 7),
+                      ("draw_base2", 4), ("draw_base2", 3), ("reset", None), ("draw", 2)):
+        try:
+            r = getattr(engine, step)(arg) if step == "fast_forward" else \
+                engine.reset() if step == "reset" else \
+                getattr(engine, step)(arg, dtype=getattr(lib, dtype))
+        except ValueError as e:
+            got.append(("error", str(e)))
+            continue
+        if step.startswith("draw"):
+            got.append((r.numpy().tolist(), repr(r.dtype)))
+        got.append(engine.num_generated)
+    out = lib.empty(0, dtype=getattr(lib, dtype))
+    engine.draw(3, out=out, dtype=getattr(lib, dtype))
+    return got + [out.numpy().tolist(), repr(engine)]
+
+
+@pytest.mark.parametrize("dimension", [1, 2, 7, 300, 21201])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sobol_engine_is_pytorchs_sequence(dimension, dtype):
+    assert _sobol_run(torchjax, dimension, dtype) == _sobol_run(torch, dimension, dtype)
+
+
+def test_sobol_engine_scrambled_and_errors():
+    a = torchjax.quasirandom.SobolEngine(3, scramble=True, seed=7)
+    b = torchjax.quasirandom.SobolEngine(3, scramble=True, seed=7)
+    pa, pb = a.draw(16), b.draw(16)
+    assert repr(a) == repr(torch.quasirandom.SobolEngine(3, scramble=True, seed=7))
+    np.testing.assert_array_equal(pa.numpy(), pb.numpy())  # a seed fixes the scramble
+    points = pa.numpy()
+    assert points.shape == (16, 3) and (points >= 0).all() and (points < 1).all()
+    # a scrambled net of 16 points still has one point in each 1/16 of every axis
+    for axis in range(3):
+        assert sorted((points[:, axis] * 16).astype(int).tolist()) == list(range(16))
+    for bad in (0, 21202):
+        with pytest.raises(ValueError) as theirs:
+            torch.quasirandom.SobolEngine(bad)
+        with pytest.raises(ValueError) as ours:
+            torchjax.quasirandom.SobolEngine(bad)
+        assert str(ours.value) == str(theirs.value)
+
+
 UNSUPPORTED_MODULES = {"masked": "masked_tensor", "nested": "nested_tensor", "export": "export",
                        "package": "PackageExporter", "library": "custom_op", "ops": "aten",
                        "ao": "quantization", "quantization": "quantize_dynamic",
-                       "quasirandom": "SobolEngine", "monitor": "Stat", "mtia": "is_available",
+                       "monitor": "Stat", "mtia": "is_available",
                        "futures": "Future", "classes": "load_library", "cpp": "nn"}
 
 
