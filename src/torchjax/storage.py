@@ -40,18 +40,22 @@ class UntypedStorage(_StorageBase):
     """
 
     def data_ptr(self) -> int:
+        """The stand-in address of the first byte, shared by every tensor on this base."""
         return self._ptr
 
     def nbytes(self) -> int:
+        """The size of the storage in bytes."""
         return self._nbytes
 
     size = __len__ = nbytes
 
     def element_size(self) -> int:
+        """1: an untyped storage counts bytes."""
         return 1
 
     @property
     def device(self):
+        """The device of the tensor's values."""
         return self._device
 
     def __repr__(self) -> str:
@@ -67,24 +71,30 @@ class TypedStorage:
     __init__ = _StorageBase.__init__
 
     def untyped(self) -> UntypedStorage:
+        """The same storage, counted in bytes."""
         return self._untyped_storage
 
     def data_ptr(self) -> int:
+        """The stand-in address of the first element (the untyped storage's)."""
         return self._untyped_storage.data_ptr()
 
     def nbytes(self) -> int:
+        """The size of the storage in bytes."""
         return self._untyped_storage.nbytes()
 
     def element_size(self) -> int:
+        """The size of one element of `dtype` in bytes."""
         return self.dtype.itemsize
 
     def size(self) -> int:
+        """The number of elements of `dtype` the storage holds."""
         return self.nbytes() // self.element_size()
 
     __len__ = size
 
     @property
     def device(self):
+        """The device of the tensor's values."""
         return self._untyped_storage.device
 
     def __repr__(self) -> str:
