@@ -214,6 +214,7 @@ from .signal import windows  # noqa: E402  (PyTorch's torch.windows is torch.sig
 
 from ._torch_function_guards import *  # noqa: E402,F403
 from ._strided_copy import as_strided_copy  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
 
 TYPE_CHECKING = False
 
