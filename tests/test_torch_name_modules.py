@@ -11,6 +11,17 @@ import torch
 
 import torchjax
 
+
+def _raises_the_same(call, error):
+    """call(torch) and call(torchjax) raise `error` with the same message."""
+    messages = []
+    for lib in (torch, torchjax):
+        with pytest.raises(error) as e:
+            call(lib)
+        messages.append(str(e.value))
+    assert messages[1] == messages[0]
+
+
 # ---------------------------------------------------------------- functions
 
 
@@ -72,11 +83,7 @@ def test_lobpcg_matches_pytorchs_converged_eigenpairs(case):
     (lambda lib: lib.lobpcg(lib.eye(12), B=lib.eye(11)), AssertionError),
 ])
 def test_lobpcg_errors_as_in_pytorch(call, error):
-    with pytest.raises(error) as theirs:
-        call(torch)
-    with pytest.raises(error) as ours:
-        call(torchjax)
-    assert str(ours.value) == str(theirs.value)
+    _raises_the_same(call, error)
     with pytest.raises(NotImplementedError, match="tracker=.... is not supported by torchjax"):
         torchjax.lobpcg(torchjax.eye(12), tracker=lambda worker: None)
 
@@ -177,11 +184,7 @@ def test_signal_window_requires_grad_as_in_pytorch(name):
     (lambda lib: lib.signal.windows.hann(4, layout=lib.sparse_coo), ValueError),
 ])
 def test_signal_window_errors_as_in_pytorch(call, error):
-    with pytest.raises(error) as theirs:
-        call(torch)
-    with pytest.raises(error) as ours:
-        call(torchjax)
-    assert str(ours.value) == str(theirs.value)
+    _raises_the_same(call, error)
 
 
 def _sobol_run(lib, dimension, dtype):
@@ -222,11 +225,7 @@ def test_sobol_engine_scrambled_and_errors():
     for axis in range(3):
         assert sorted((points[:, axis] * 16).astype(int).tolist()) == list(range(16))
     for bad in (0, 21202):
-        with pytest.raises(ValueError) as theirs:
-            torch.quasirandom.SobolEngine(bad)
-        with pytest.raises(ValueError) as ours:
-            torchjax.quasirandom.SobolEngine(bad)
-        assert str(ours.value) == str(theirs.value)
+        _raises_the_same(lambda lib, bad=bad: lib.quasirandom.SobolEngine(bad), ValueError)
 
 
 UNSUPPORTED_MODULES = {"masked": "masked_tensor", "nested": "nested_tensor", "export": "export",
