@@ -550,8 +550,10 @@ def test_overrides_report_no_torch_function():
 def test_types_aliases():
     from torchjax import types as ttypes
     assert ttypes.Tensor is torchjax.Tensor and ttypes.Size is torchjax.Size
-    assert ttypes._int is int and ttypes.SymInt is int
-    assert set(ttypes.py_sym_types) == {int, float, bool}
+    # as in PyTorch, torch.types.SymInt is the class torch.SymInt, which a plain int is not
+    assert ttypes._int is int and ttypes.SymInt is torchjax.SymInt
+    assert [c.__name__ for c in ttypes.py_sym_types] == \
+        [c.__name__ for c in torch.types.py_sym_types] == ["SymInt", "SymFloat", "SymBool"]
 
 
 # ---------------------------------------------------------------- tensorboard

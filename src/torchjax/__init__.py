@@ -196,6 +196,27 @@ from ._control_flow import cond, while_loop  # noqa: E402
 from ._resize import resize_as_  # noqa: E402
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 from ._from_file import from_file  # noqa: E402
+# the non-op public names of torch: constants, build flags, dtypes without values, classes
+from ._constants import *  # noqa: E402,F403
+from ._build_flags import *  # noqa: E402,F403
+from ._dtypes_storage_only import *  # noqa: E402,F403
+from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402
+from ._sym_types import SymBool, SymFloat, SymInt  # noqa: E402
+from ._streams import Event, Stream  # noqa: E402
+from .amp import GradScaler  # noqa: E402
+from . import storage, torch_version  # noqa: E402
+from .storage import Storage, StorageBase, TypedStorage, UntypedStorage  # noqa: E402
+
+globals().update(storage.LEGACY)  # torch.FloatStorage, torch.LongStorage, ...
+from . import _tensor_storage  # noqa: E402,F401  (Tensor.untyped_storage, Tensor.storage)
+from ._memory_format import contiguous_format as legacy_contiguous_format  # noqa: E402
+from .signal import windows  # noqa: E402  (PyTorch's torch.windows is torch.signal.windows)
+
+from ._torch_function_guards import *  # noqa: E402,F403
+from ._strided_copy import as_strided_copy  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
+
+TYPE_CHECKING = False
 
 
 def numel(input: Tensor) -> int:

@@ -152,6 +152,7 @@ def set_default_dtype(d) -> None:
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """PyTorch's promotion of two dtypes (same lattice as JAX with x64 for these types)."""
     a, b = type1, type2
+    a.np, b.np  # noqa: B018  (a dtype torchjax holds no values of, complex32, raises here)
     if a is b:
         return a
     if a in FLOAT8 or b in FLOAT8:

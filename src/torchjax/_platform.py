@@ -32,8 +32,9 @@ def get_device_module(device=None):
 
 
 def is_storage(obj, /) -> bool:
-    """False: torchjax tensors keep their values in JAX arrays, not storage objects."""
-    return False
+    """Whether obj is a storage (what Tensor.untyped_storage() / storage() return)."""
+    from .storage import TypedStorage, UntypedStorage
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def is_distributed(input) -> bool:

@@ -9,15 +9,15 @@ from typing import IO
 
 from ._device import device as _device_type
 from ._dtypes import dtype as _dtype_type
+from ._sym_types import SymBool, SymFloat, SymInt
 from ._tensor import Size, Tensor
+from .storage import TypedStorage, UntypedStorage
 
 __all__ = ["Number", "Device", "FileLike", "Tensor", "Size", "SymInt", "SymFloat", "SymBool",
            "IntLikeType", "FloatLikeType", "BoolLikeType", "py_sym_types", "Storage"]
 
-# torchjax has no symbolic shapes: its "symbolic" numbers are plain Python numbers
-SymInt = builtins.int
-SymFloat = builtins.float
-SymBool = builtins.bool
+# torchjax has no symbolic shapes: SymInt, SymFloat and SymBool (torch.SymInt, ...) are classes
+# no object of which is made, so a size is always a plain Python number
 py_sym_types = (SymInt, SymFloat, SymBool)
 
 IntLikeType = builtins.int | SymInt
@@ -26,7 +26,7 @@ BoolLikeType = builtins.bool | SymBool
 Number = builtins.int | builtins.float | builtins.bool
 Device = _device_type | builtins.str | builtins.int | None
 FileLike = builtins.str | os.PathLike | IO[bytes]
-Storage = Tensor  # torchjax keeps a tensor's data in a JAX array, not a Storage
+Storage = TypedStorage | UntypedStorage  # never made: a tensor's data is in a JAX array
 
 # the underscored names PyTorch's own signatures import from torch.types
 _int = builtins.int

@@ -10,13 +10,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from .. import _device
+from .._errors import OutOfMemoryError  # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "synchronize",
            "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
            "memory_stats", "get_device_name", "get_device_properties", "get_device_capability",
-           "is_bf16_supported", "is_initialized", "init", "amp"]
+           "is_bf16_supported", "is_initialized", "init", "amp", "OutOfMemoryError"]
 
 
 def is_available() -> bool:
