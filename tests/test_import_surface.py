@@ -100,12 +100,12 @@ assert DataParallel is torchjax.nn.parallel.DataParallel
 assert torchjax.nn.__spec__.name == "torchjax.nn"  # relative imports keep working
 assert torch.nn.parallel.DataParallel  # submodules are attributes, as in PyTorch
 torchjax.install_as_torch()  # again: nothing changes
-for expr in ("torch.foo", "torch.nn.functional.foo", "torch.package", "torch.fx.symbolic_trace"):
+for expr in ("torch.foo", "torch.nn.functional.foo", "torch.utils.mobile_optimizer", "torch.fx.symbolic_trace"):
     try:
         eval(expr)
     except AttributeError as e:
         print("AttributeError", e)
-for name in ("torch.package", "torch._C", "torch.distributed.rpc", "torch.fx"):
+for name in ("torch.utils.mobile_optimizer", "torch._C", "torch.distributed.rpc", "torch.fx"):
     try:
         __import__(name)
     except ModuleNotFoundError as e:
@@ -157,8 +157,8 @@ def test_install_as_torch_aliases_modules_and_names_what_is_missing(runs):
     assert code == 0, err
     assert "AttributeError torch.foo is not supported by torchjax" in out
     assert "AttributeError torch.nn.functional.foo is not supported by torchjax" in out
-    assert "AttributeError torch.package is not supported by torchjax" in out
-    assert "ModuleNotFoundError torch.package is not supported by torchjax" in out
+    assert "AttributeError torch.utils.mobile_optimizer is not supported by torchjax" in out
+    assert "ModuleNotFoundError torch.utils.mobile_optimizer is not supported by torchjax" in out
     # torch.fx is there (torchjax.fx): found as an attribute and as a module, and importing
     # it started no XLA backend
     assert "torch.fx" not in out
