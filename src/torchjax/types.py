@@ -26,7 +26,7 @@ BoolLikeType = builtins.bool | SymBool
 Number = builtins.int | builtins.float | builtins.bool
 Device = _device_type | builtins.str | builtins.int | None
 FileLike = builtins.str | os.PathLike | IO[bytes]
-Storage = TypedStorage | UntypedStorage  # never made: a tensor's data is in a JAX array
+Storage = TypedStorage | UntypedStorage  # what Tensor.untyped_storage() / storage() return
 
 # the underscored names PyTorch's own signatures import from torch.types
 _int = builtins.int
