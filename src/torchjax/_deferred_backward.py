@@ -66,7 +66,7 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     if seq.done or not seq.graph or not ON[0] or not _one_off.top_level() \
             or len(nodes) > engine._FUSE_MAX_NODES:
         return False
-    graph = {id(n) for n in nodes}
+    graph = set(map(id, nodes))
     for n in seq.nodes:
         # alive outside the graph (the list, the loop and getrefcount hold it): its saved
         # values must be written back, which only the usual path does

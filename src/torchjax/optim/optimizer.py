@@ -411,7 +411,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Set every parameter's .grad to None (default) or to zeros."""
-        if _first_step._waiting:
+        if _first_step.ANY[0] and _first_step.waiting():
             _first_step.zero_grad(self)
         for group in self.param_groups:
             for p in group["params"]:
