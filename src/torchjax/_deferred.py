@@ -53,15 +53,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 
 import jax
 
 from . import _deferred_grad as _grad
 from . import _deferred_kinds as _kinds
 from . import _deferred_programs as _dp
+from . import _deferred_threads, _tensor
 from . import _deferred_windows as _windows
-from . import _tensor
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _types
 from ._scalar_args import _ARRAYS as _KEPT
@@ -74,7 +73,6 @@ from ._x64 import X64 as _X64
 from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
-_source = _dp.source
 _describe, _describe_specs = _kinds.describe, _kinds.describe_specs
 seen_result = _kinds.seen_result  # (dispatch calls it: _deferred.seen_result)
 _op_by_op = _dp.op_by_op
@@ -104,7 +102,7 @@ _PROGRAMS = _dp.PROGRAMS
 STATS = _dp.STATS
 _refs = sys.getrefcount
 _get_ident = threading.get_ident
-_new_pending = Tensor._pending
+_wrap = _new_tensor = Tensor._wrap
 
 try:
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -141,7 +139,7 @@ class _Seq:
         self.warm = False
         self.done = False
         self.error = None
-        # made by the first reader from another thread (_force_other): a lock per sequence
+        # made by the first reader from another thread (_deferred_threads): a lock per sequence
         # cost every no-grad chain ~0.15 us for a case that is rare
         self.lock = None
         self.finished = False  # set by the owner's run when every result is written
@@ -154,7 +152,6 @@ class _Local(threading.local):
 
 
 _LOCAL = _Local()
-_MAKING = threading.Lock()  # (a sequence's own lock is made under it)
 
 
 def _input(v, seq, ext):
@@ -194,7 +191,9 @@ def _forget(seq, n_ext):
 
 def _pending_result(seq, i, aval):
     """The pending tensor of seq's op i: no `_data` until a read runs the sequence."""
-    t = _new_pending((seq, i, aval))
+    t = _wrap(None)
+    del t._data
+    t._lazy = (seq, i, aval)
     seq.results.append(t)
     return t
 
@@ -289,7 +288,10 @@ def record(prep, fast, dyn, stat):
             if i == 0 and _ALONE and _alone(meta[0]):
                 aval = None  # (not deferred: see _alone)
             if aval is not None:
-                t = _new_pending((seq, i, aval))  # (as _pending_result)
+                # the pending result (as _pending_result)
+                t = _new_tensor(None)
+                del t._data
+                t._lazy = (seq, i, aval)
                 if not rg or _grad.attach(t, prep, hit, dyn, seq, i, pattern, aval):
                     skey[k0] = meta[0]
                     seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
@@ -434,7 +436,7 @@ def force(t):
         if not seq.done:
             _run(seq)
     else:
-        _force_other(seq, t)
+        _deferred_threads.force_other(seq, t)
     if seq.error is not None:
         raise RuntimeError("the deferred sequence that computes this tensor failed") \
             from seq.error
@@ -481,36 +483,6 @@ def run(seq):
     """Run a sequence (by its owner thread; see force)."""
     if not seq.done:
         _run(seq)
-
-
-def _force_other(seq, t):
-    lock = seq.lock
-    if lock is None:
-        with _MAKING:
-            lock = seq.lock
-            if lock is None:
-                lock = seq.lock = threading.Lock()
-    with lock:  # one reader from another thread at a time
-        if t._lazy is None:  # computed by another reader
-            return
-        i = t._lazy[1]
-        ops, ext, flat = seq.ops, seq.ext, seq.key
-        if seq.done or ops is None or ext is None or flat is None:
-            # the owner is running it (its results are written before `finished`)
-            while not seq.finished:
-                time.sleep(1e-5)
-            return
-        ops, ext, flat = ops[:i + 1], list(ext), list(flat)
-        token = _enter()
-        try:
-            with jax.ensure_compile_time_eval():
-                vals = []
-                for call, _, a, b in ops:
-                    vals.append(call(*[_source(s, ext, vals) for s in flat[a:b]]))
-        finally:
-            _leave(token)
-        t._data = vals[i]
-        t.__dict__.pop("_lazy", None)  # (see _run)
 
 
 def _run(seq):

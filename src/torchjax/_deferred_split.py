@@ -185,7 +185,9 @@ def record(prep, dyn, stat):
         skey.append(~j)
         seq.ops.append((item, item, k0 + 1, k0 + 2))
         aval = kind.avals[k]
-        t = _deferred._new_pending((seq, j + 1 + k, aval))
+        t = _deferred._new_tensor(None)
+        del t._data
+        t._lazy = (seq, j + 1 + k, aval)
         seq.results.append(t)
         if node is not None and aval.dtype in _INEXACT:
             t._requires_grad = True

@@ -105,29 +105,6 @@ class Tensor(_HostReads, _Conversions):
         t._layout = None
         return t
 
-    @classmethod
-    def _pending(cls, lazy) -> Tensor:
-        """_wrap's tensor with no `_data` and `_lazy` set (a deferred op's result,
-        _deferred.py): every deferred op makes one, so the slot is never set and deleted."""
-        t = object.__new__(cls)
-        t._lazy = lazy
-        t._requires_grad = False
-        t._grad = None
-        t._grad_fn = None
-        t._output_nr = 0
-        t._vc = None
-        t._base = None
-        t._view_chain = None
-        t._views = None
-        t._retains_grad = False
-        t._acc = None
-        t._hooks = None
-        t._post_acc_hooks = None
-        t._detached = False
-        t._inference = _INFERENCE.inference
-        t._layout = None
-        return t
-
     # -- metadata --------------------------------------------------------------------------
 
     # (a pending result, _deferred, answers shape reads from the aval it was recorded with:
