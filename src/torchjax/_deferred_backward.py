@@ -119,7 +119,7 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         else:  # a number: an argument of its own
             where.append(len(args))
             args.append(a)
-    implicit = tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads)
+    implicit, given = engine.root_parts(root_grads)
     structure = (root_slots, implicit, parts)
     key = (tuple(flat), live, structure, tree, tuple(where))
     prog = _PROGRAMS.get(key)
@@ -141,7 +141,6 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     for n in nodes:
         if type(n) is not AccumulateGrad and (n._released or n._versions):
             n.check_saved()
-    given = tuple(g for g in root_grads if g.__class__ is not engine.Ones)
     grads = _grad.run_together(seq, live, results, lambda: prog(tuple(args), given))
     STATS["runs"] += 1
     _store(nodes, grads)
