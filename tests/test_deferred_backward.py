@@ -208,3 +208,69 @@ def test_in_place_change_of_a_saved_input_is_caught():
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         step(torchjax, True)
     assert "modified by an inplace operation" in str(ref.value)
+
+
+def _sgd_mlp(lib, steps, accumulate):
+    """nn.Linear-ReLU-Linear trained by optim.SGD; `accumulate`: two backwards per step
+    (the second adds into the .grad the first stored), a view of a weight and a tensor that
+    saved the bias kept across the steps. Per step: loss, grads, the view, the version
+    error of a backward through the saved bias."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 1))
+    with lib.no_grad():
+        for p, a in zip(model.parameters(), (W1, B1, W2, B2)):
+            p.copy_(lib.tensor(a))
+    opt = lib.optim.SGD(model.parameters(), lr=0.05)
+    x, y = lib.tensor(X), lib.tensor(Y)
+    row = model[0].weight[0]  # a view: the step's write must reach it
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        for _ in range(2 if accumulate else 1):
+            loss = lib.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+        kept = model[2].bias * 2  # saves nothing, but the next one saves the bias
+        saved = (model[2].bias * model[2].bias).sum()
+        opt.step()
+        try:
+            saved.backward()
+            err = None
+        except RuntimeError as e:
+            err = "modified by an inplace operation" in str(e)
+        out.append([loss.item(), row.detach().numpy().copy(), err, kept.detach().numpy()]
+                   + [p.grad.numpy().copy() for p in model.parameters()])
+    return out
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_sgd_steps_through_the_inline_stores_and_writes_match_pytorch(accumulate):
+    """The fused forward+backward's inline gradient stores (a first .grad, and one added
+    into), its inline release (a second backward through a released graph), and the
+    optimizer's inline parameter write (a view of a weight, the version a saved tensor
+    checks) give PyTorch's values and errors."""
+    before = _runs()
+    got = _sgd_mlp(torchjax, 6, accumulate)
+    assert _runs() - before >= 3
+    want = _sgd_mlp(torch, 6, accumulate)
+    for g, w in zip(got, want):
+        assert g[2] == w[2] and g[2] is True
+        for a, b in zip(g[:2] + g[3:], w[:2] + w[3:]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_released_graph_raises_pytorchs_error_after_the_one_program():
+    def second_backward(lib):
+        w = lib.tensor(W1, requires_grad=True)
+        x = lib.tensor(X)
+        for _ in range(4):
+            loss = (lib.relu(lib.nn.functional.linear(x, w)) * 2).sum()
+            loss.backward()
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            return "backward through the graph a second time" in str(e)
+        return None
+    before = _runs()
+    assert second_backward(torchjax) is True
+    assert _runs() - before >= 1
+    assert second_backward(torch) is True

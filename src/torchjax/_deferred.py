@@ -53,15 +53,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 
 import jax
 
 from . import _deferred_grad as _grad
 from . import _deferred_kinds as _kinds
 from . import _deferred_programs as _dp
+from . import _deferred_threads, _tensor
 from . import _deferred_windows as _windows
-from . import _tensor
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _types
 from ._scalar_args import _ARRAYS as _KEPT
@@ -74,7 +73,6 @@ from ._x64 import X64 as _X64
 from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
-_source = _dp.source
 _describe, _describe_specs = _kinds.describe, _kinds.describe_specs
 seen_result = _kinds.seen_result  # (dispatch calls it: _deferred.seen_result)
 _op_by_op = _dp.op_by_op
@@ -141,7 +139,7 @@ class _Seq:
         self.warm = False
         self.done = False
         self.error = None
-        # made by the first reader from another thread (_force_other): a lock per sequence
+        # made by the first reader from another thread (_deferred_threads): a lock per sequence
         # cost every no-grad chain ~0.15 us for a case that is rare
         self.lock = None
         self.finished = False  # set by the owner's run when every result is written
@@ -154,7 +152,6 @@ class _Local(threading.local):
 
 
 _LOCAL = _Local()
-_MAKING = threading.Lock()  # (a sequence's own lock is made under it)
 
 
 def _input(v, seq, ext):
@@ -226,7 +223,11 @@ def record(prep, fast, dyn, stat):
     skey = seq.key
     k0 = len(skey)
     skey.append(None)  # the op's token, known after the lookup
-    keys = [stat, _types(stat) if stat else ()]
+    if stat:  # (_types' common case inline: no tuple among the static arguments)
+        types = tuple(map(type, stat))
+        keys = [stat, types if tuple not in types else _types(stat)]
+    else:
+        keys = [stat, ()]
     where = seq.where
     pattern = 0  # per argument: 2 a tensor requiring grad, 1 another tensor, 0 a number
     for v in dyn:
@@ -253,12 +254,13 @@ def record(prep, fast, dyn, stat):
             pattern = pattern * 3 + (2 if v._requires_grad else 1)
         elif v.__class__ in _SCALARS:
             cls = v.__class__
-            if (cls, v) in _KEPT:
+            const = (cls, v)
+            if const in _KEPT:
                 # a number seen often enough to be kept on device (_scalar_args: never 0.0,
                 # -0.0 or NaN, whose keys would be ambiguous) is a constant of the program:
                 # one argument less per call (~0.3 µs each). A value that changes every
                 # step is never kept, so it stays an argument and compiles nothing new
-                skey.append((cls, v))
+                skey.append(const)
             else:
                 skey.append(len(ext))
                 # counted towards keeping it (then it is a constant), but passed as the
@@ -434,7 +436,7 @@ def force(t):
         if not seq.done:
             _run(seq)
     else:
-        _force_other(seq, t)
+        _deferred_threads.force_other(seq, t)
     if seq.error is not None:
         raise RuntimeError("the deferred sequence that computes this tensor failed") \
             from seq.error
@@ -445,6 +447,27 @@ def force(t):
 
 
 _tensor._FORCE[0] = force
+
+
+def _getattr(self, name):
+    """Tensor.__getattr__ (only called when normal lookup failed: an unset `_data` slot is a
+    pending result), with force's common case inline: the owner thread reading a result its
+    sequence's run writes. One Python frame less on every read of a pending result: the
+    no-grad chain's step is ~12 us, its XLA call ~3.5 (docs/performance_eager.md)."""
+    if name == "_data":
+        lz = self.__dict__.get("_lazy")
+        if lz is not None:
+            seq = lz[0]
+            if seq.__class__ is _Seq and seq.owner == _get_ident() and not seq.done:
+                _run(seq)
+                if seq.error is None and "_lazy" not in self.__dict__:
+                    return _SLOT.__get__(self)
+            return force(self)
+    return _missing(self, name)
+
+
+_missing = Tensor.__getattr__  # (its AttributeError for any other name)
+Tensor.__getattr__ = _getattr
 engine.BEFORE_BACKWARD.append(lambda: flush())  # a backward needs every saved value
 
 
@@ -460,36 +483,6 @@ def run(seq):
     """Run a sequence (by its owner thread; see force)."""
     if not seq.done:
         _run(seq)
-
-
-def _force_other(seq, t):
-    lock = seq.lock
-    if lock is None:
-        with _MAKING:
-            lock = seq.lock
-            if lock is None:
-                lock = seq.lock = threading.Lock()
-    with lock:  # one reader from another thread at a time
-        if t._lazy is None:  # computed by another reader
-            return
-        i = t._lazy[1]
-        ops, ext, flat = seq.ops, seq.ext, seq.key
-        if seq.done or ops is None or ext is None or flat is None:
-            # the owner is running it (its results are written before `finished`)
-            while not seq.finished:
-                time.sleep(1e-5)
-            return
-        ops, ext, flat = ops[:i + 1], list(ext), list(flat)
-        token = _enter()
-        try:
-            with jax.ensure_compile_time_eval():
-                vals = []
-                for call, _, a, b in ops:
-                    vals.append(call(*[_source(s, ext, vals) for s in flat[a:b]]))
-        finally:
-            _leave(token)
-        t._data = vals[i]
-        t.__dict__.pop("_lazy", None)  # (see _run)
 
 
 def _run(seq):

@@ -38,8 +38,9 @@ from . import (
 )
 from . import _deferred_grad as _grad
 from ._autograd import engine, fused
-from ._autograd.node import AccumulateGrad
+from ._autograd.node import AccumulateGrad, Node
 from ._scalar_args import seen_enough as _count
+from ._tensor import Tensor
 
 ON = [True]  # (off: the usual path always; bench/bench_eager22_ab.py compares the two)
 COMPILE_AFTER = 2  # a (sequence, graph) pair seen this many times gets its program
@@ -53,6 +54,9 @@ _source = _deferred_programs.source
 _flatten = jax.tree_util.tree_flatten
 _unflatten = jax.tree_util.tree_unflatten
 _CONCRETE = fused._CONCRETE
+_wrap = Tensor._wrap
+_STORE_GRAD = Tensor._store_grad
+_RELEASE = Node.release
 
 
 def run(nodes, root_slots, parts, root_grads) -> bool:
@@ -62,7 +66,7 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     if seq.done or not seq.graph or not ON[0] or not _one_off.top_level() \
             or len(nodes) > engine._FUSE_MAX_NODES:
         return False
-    graph = {id(n) for n in nodes}
+    graph = set(map(id, nodes))
     for n in seq.nodes:
         # alive outside the graph (the list, the loop and getrefcount hold it): its saved
         # values must be written back, which only the usual path does
@@ -115,7 +119,7 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         else:  # a number: an argument of its own
             where.append(len(args))
             args.append(a)
-    implicit = tuple(g.key if g.__class__ is engine.Ones else None for g in root_grads)
+    implicit, given = engine.root_parts(root_grads)
     structure = (root_slots, implicit, parts)
     key = (tuple(flat), live, structure, tree, tuple(where))
     prog = _PROGRAMS.get(key)
@@ -135,21 +139,35 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
                                            results, False)
         prog = _PROGRAMS[key] = prog.fn
     for n in nodes:
-        if type(n) is not AccumulateGrad:
+        if type(n) is not AccumulateGrad and (n._released or n._versions):
             n.check_saved()
-    given = tuple(g for g in root_grads if g.__class__ is not engine.Ones)
     grads = _grad.run_together(seq, live, results, lambda: prog(tuple(args), given))
     STATS["runs"] += 1
+    _store(nodes, grads)
+    return True
+
+
+def _store(nodes, grads):
+    """The leaves' gradients into their .grad, every other node's saved values freed (as
+    Tensor._store_grad and Node.release, their common cases inline: a small MLP's step is
+    ~100 µs, and this loop made 8 calls of it)."""
     k = 0
     for n in nodes:
         if type(n) is AccumulateGrad:
             g = grads[k]
             k += 1
             if g is not None:
-                n.variable._store_grad(g)
-        else:
+                v = n.variable
+                if v._grad is None and not v._post_acc_hooks \
+                        and v.__class__._store_grad is _STORE_GRAD:
+                    v._grad = _wrap(g)
+                else:
+                    v._store_grad(g)
+        elif n.__class__.release is not _RELEASE:
             n.release()
-    return True
+        elif n._has_saved:
+            n._saved = None
+            n._released = True
 
 
 def _template(seq, nodes, graph, root_slots, root_grads, live, results, make, sig=None):

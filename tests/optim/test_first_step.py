@@ -180,6 +180,30 @@ def test_first_zero_grad_starts_it(soon_threads):
     assert traced_in_backward >= 1  # (the forward's and backward's own programs)
 
 
+
+def test_an_optimizer_made_after_the_others_started_is_still_watched(soon_threads):
+    """The "any optimizer waiting" flag, down once every watched optimizer has started, is
+    up again for one made later: its first zero_grad starts its update."""
+    if not _programs.enabled():
+        pytest.skip("the head start needs the program cache (TORCHJAX_CACHE=0 here)")
+    a = _model(torchjax, _width())
+    opt_a = torchjax.optim.SGD(a.parameters(), lr=0.1, momentum=0.5)
+    opt_a.zero_grad()
+    x = torchjax.ones(2, 3, dtype=torchjax.float64)
+    a(x).sum().backward()
+    opt_a.step()
+    opt_a.zero_grad()  # nothing waits now: the flag goes down
+    assert not _first_step.ANY[0] and len(soon_threads) == 1
+    b = _model(torchjax, _width())
+    opt_b = torchjax.optim.Adam(b.parameters())
+    assert _first_step.ANY[0]
+    opt_b.zero_grad()
+    assert len(soon_threads) == 2 and "Adam" in soon_threads[1]
+    assert opt_b not in _first_step._waiting
+    b(x).sum().backward()
+    opt_b.step()  # (waits for that compile: the next test counts the threads it sees)
+
+
 def test_host_tier_takes_the_first_update(monkeypatch):
     monkeypatch.setattr(_host_tier, "ON", [True])
     width = _width()

@@ -452,6 +452,23 @@ BACKGROUND = True
 _compiling: list = [None]  # the _Compiling in progress: one at a time
 
 
+def root_parts(root_grads):
+    """(per root the shape key of an implicit (ones) gradient, else None; the gradients
+    given), a fused program's key part and arguments. One loop, not two generators: every
+    fused backward passes here."""
+    if len(root_grads) == 1:
+        g = root_grads[0]
+        return ((g.key,), ()) if g.__class__ is Ones else ((None,), (g,))
+    implicit, given = [], []
+    for g in root_grads:
+        if g.__class__ is Ones:
+            implicit.append(g.key)
+        else:
+            implicit.append(None)
+            given.append(g)
+    return tuple(implicit), tuple(given)
+
+
 def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     """Run the graph (_structure's walk) as one cached XLA program; False when this structure
     is not fused (yet)."""
@@ -460,10 +477,9 @@ def _run_fused(nodes, root_slots, parts, root_grads, retain_graph) -> bool:
     if sum(type(n) is not AccumulateGrad for n in nodes) <= 1:
         return False  # one node is its own fused program: no second compile of the same work
     # implicit (ones) root gradients are made inside the program: only their shape is keyed
-    implicit = tuple(g.key if g.__class__ is Ones else None for g in root_grads)
+    implicit, given = root_parts(root_grads)
     key = (root_slots, implicit, parts)
     fn = _seen.get(key)
-    given = tuple(g for g in root_grads if g.__class__ is not Ones)
     first = fn is None and FUSE_FIRST[0] > 0 and _one_off.top_level()
     if first:
         FUSE_FIRST[0] -= 1

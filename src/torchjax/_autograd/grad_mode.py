@@ -67,6 +67,8 @@ class _DecoratorContextManager:
 class no_grad(_DecoratorContextManager):
     """Disable gradient recording inside the block."""
 
+    # (`with no_grad():` is on every no-grad step: the common call, no argument, is
+    # answered first, without super())
     def __init__(self, orig_func=None):
         self._prev = None
         if orig_func is not None and callable(orig_func):
@@ -74,7 +76,7 @@ class no_grad(_DecoratorContextManager):
 
     def __new__(cls, orig_func=None):
         if orig_func is None or not callable(orig_func):
-            return super().__new__(cls)
+            return object.__new__(cls)
         return cls()(orig_func)  # used as @no_grad without parentheses
 
     def __enter__(self):

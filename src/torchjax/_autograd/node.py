@@ -167,7 +167,15 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__(None, None, (), (), 1, has_saved=False)
+        # (Node.__init__ written out: a leaf's accumulator is made again at every step whose
+        # graph reaches it, once no graph holds the last one)
+        self._spec = self._saved = None
+        self._edges = self._versions = ()
+        self._n_out = 1
+        self._retained = self._pre_hooks = self._hooks = self._tensor_hooks = None
+        self._has_saved = self._released = False
+        if anomaly.STATE.enabled:
+            anomaly.remember(self)
         self.variable = variable
 
     @property

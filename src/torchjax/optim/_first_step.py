@@ -34,6 +34,19 @@ MAX_BYTES = 256 << 20
 # alive but never stepped, e.g. by a test, would otherwise cost a walk of every graph)
 _PATIENCE = 3
 _waiting: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -> backwards
+# False once _waiting was seen empty (until the next register): every backward and zero_grad
+# asks, and a WeakKeyDictionary's len() is a Python call (~0.5 µs of a ~100 µs small step)
+ANY = [False]
+
+
+def waiting() -> bool:
+    """Whether an optimizer's first update may still be started (ANY kept up to date)."""
+    if not ANY[0]:
+        return False
+    if not _waiting:
+        ANY[0] = False
+        return False
+    return True
 
 
 def register(optimizer) -> None:
@@ -41,6 +54,7 @@ def register(optimizer) -> None:
     first top-level backward that reaches one of its parameters."""
     if AHEAD[0]:
         _waiting[optimizer] = 0
+        ANY[0] = True
 
 
 def _leaves(roots) -> set:
@@ -75,7 +89,7 @@ def _start(optimizer) -> None:
 
 
 def _before_backward(roots) -> None:
-    if not _waiting or not _one_off.top_level():
+    if not (ANY[0] and waiting()) or not _one_off.top_level():
         return
     leaves = _leaves(roots)
     for optimizer, seen in list(_waiting.items()):
