@@ -132,13 +132,15 @@ def test_forked_dataloader_workers_do_not_wait_for_the_thread(script, tmp_path):
     (["train.py", "--epochs", "2"], True),
     (["-c"], False),
     ([""], False),
-    (["/usr/lib/python3/site-packages/pytest/__main__.py", "-q"], False),
-    (["/env/lib/python3.11/site-packages/ipykernel_launcher.py", "-f", "k.json"], False),
+    (["lib/site-packages/pytest/__main__.py", "-q"], False),  # (python -m pytest)
+    (["lib/site-packages/ipykernel_launcher.py", "-f", "k.json"], False),
     (["notes.txt"], False),
 ])
 def test_only_scripts_get_manifests(argv, kept, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "train.py").write_text("")
+    for name in ("train.py", "notes.txt") + ((argv[0],) if argv[0].endswith(".py") else ()):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")  # (the files exist: only their names decide)
     monkeypatch.setattr(sys, "argv", argv)
     assert (_program_prefetch._fingerprint() is not None) == kept
 

@@ -62,8 +62,9 @@ def _fingerprint():
         return None
     script = os.path.abspath(argv[0])
     base = os.path.basename(script)
+    # (`python -m pytest` names .../site-packages/pytest/__main__.py)
     if (not script.endswith(".py") or not os.path.isfile(script) or "pytest" in base
-            or "ipykernel" in base or os.sep + "_pytest" + os.sep in script):
+            or "ipykernel" in base or {"pytest", "_pytest"} & set(script.split(os.sep))):
         return None
     what = repr((_VERSION, script, argv[1:], os.getcwd(), os.environ.get("RANK", "")))
     return "manifest-" + hashlib.blake2b(what.encode(), digest_size=20).hexdigest()
