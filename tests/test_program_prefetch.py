@@ -170,18 +170,23 @@ def test_a_loop_is_never_run_on_zeros():
     assert not t.is_alive()
     # a program without a loop runs once, on zeros of its argument types
     plain = jax.jit(lambda x, n: x * 2 + n).lower(jax.numpy.ones(3), jax.numpy.int32(1)).compile()
+    assert _zeros_runs(plain) == [[((3,), np.float32, 0.0), ((), np.int32, 0.0)]]
+
+
+def _zeros_runs(compiled):
+    """The calls (shape, dtype, sum of each argument) _program_first_run makes of compiled."""
     calls = []
 
     class Spy:
         def __getattr__(self, name):
-            return getattr(plain, name)
+            return getattr(compiled, name)
 
         def __call__(self, *args):
             calls.append([(a.shape, a.dtype, float(a.sum())) for a in args])
-            return plain(*args)
+            return compiled(*args)
 
     _program_first_run.on_zeros(Spy())
-    assert calls == [[((3,), np.float32, 0.0), ((), np.int32, 0.0)]]
+    return calls
 
 
 def test_a_64_bit_program_with_an_unused_argument_runs_on_zeros():
@@ -195,18 +200,8 @@ def test_a_64_bit_program_with_an_unused_argument_runs_on_zeros():
     with scope():
         compiled = jax.jit(lambda x, n, unused: x * 2 + n).lower(
             jax.numpy.ones(3, np.float64), np.int64(1), jax.numpy.ones(2, np.float32)).compile()
-    calls = []
-
-    class Spy:
-        def __getattr__(self, name):
-            return getattr(compiled, name)
-
-        def __call__(self, *args):
-            calls.append([(a.shape, a.dtype, float(a.sum())) for a in args])
-            return compiled(*args)
-
-    _program_first_run.on_zeros(Spy())
-    assert calls == [[((3,), np.float64, 0.0), ((), np.int64, 0.0), ((2,), np.float32, 0.0)]]
+    assert _zeros_runs(compiled) == [[((3,), np.float64, 0.0), ((), np.int64, 0.0),
+                                      ((2,), np.float32, 0.0)]]
 
 
 def test_a_program_made_ahead_is_listed_where_it_is_first_used(monkeypatch):
