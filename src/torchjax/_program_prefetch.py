@@ -154,11 +154,13 @@ def _large_ones(store, listed):
 
 
 BIG = 64 << 10  # bytes of an entry the second loader takes (a small op's: 2-30 KB)
-# a loaded program's first run made on zeros by its loader: off. Measured (session 24, load
-# 3-5, the step's process at nice -15; warm first step, 4 runs each): with / without, gpt
-# 0.29-0.34 / 0.22-0.25 s, cnn 0.12-0.18 / 0.08-0.11, lstm 0.21-0.25 / 0.20-0.22: a zeros run
-# (the zeros, the whole run, the first-run cost) costs the loaders more than the first-run
-# cost saves the step, and a large program's (a GPT backward's ~0.1 s) made the step wait
+# a loaded program's first run made on zeros by its loader: off. Measured (session 24, warm
+# first step, 4 fresh processes each; quiet, load 1.3): none / every program's / the large
+# ones' only: gpt 0.21-0.23 / 0.25-0.27 / 0.25-0.26 s, lstm 0.18-0.20 / 0.20-0.22 / 0.20-0.21,
+# cnn 0.077-0.083 / 0.086-0.109 / 0.077-0.083 (a large one's made after it is handed over,
+# for the step to take it meanwhile: no better). A zeros run (the zeros, the whole run, the
+# first-run cost) costs the loaders more than the first-run cost saves the step, and a large
+# program's (a GPT backward's ~0.1 s) made the step wait
 ZEROS_RUN = [False]
 
 
