@@ -6,10 +6,10 @@ update, and 75-100 ms against ~10 ms for a GPT's fused backward, most of it YNNP
 its matrix-multiply pipelines. That first run would otherwise be the step's, on the main
 thread. So the thread that compiles a program ahead of the step that will use it
 (_programs.compile_ahead: the fused backward) runs it once on zeros before keeping it.
-(_program_prefetch's loaders can too, but measured it cost the warm step more than it saved:
-see ZEROS_RUN there.) Only on CPU
-devices (what was measured), only in a one-process job, only programs of at most
-MAX_ELEMENTS argument elements (the zeros are this thread's memory), never one with a loop.
+(_program_prefetch's loaders do not: measured, it cost the warm step more than it saved; see
+there.) Only on CPU devices (what was measured), only in a one-process job, only programs of
+at most MAX_ELEMENTS argument elements (the zeros are this thread's memory), never one with a
+loop.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ slowest to load and to run the first time, are ready when the step needs them); 
 handler takes a program from them (`take`) instead of reading the disk, waiting when a
 thread is loading that very program, loading it itself when none has got to it yet (they
 then skip it). A program made ahead of its use (the update, compiled from the first
-zero_grad on) is listed where it is first used. XLA's deserialization releases the GIL for much of its work,
-so the loads overlap the forward's Python and the runs of programs already loaded.
+zero_grad on) is listed where it is first used. XLA's deserialization releases the GIL for
+much of its work, so the loads overlap the forward's Python and the runs of programs already
+loaded.
 
 Only scripts get manifests: a command line that names a Python file (`python train.py`,
 `python -m torchjax train.py`); an interactive session, `python -c`, pytest or a notebook
@@ -36,7 +37,7 @@ import sys
 import threading
 import time
 
-from . import _compile_cache, _compile_stats, _program_entries, _program_first_run
+from . import _compile_cache, _compile_stats, _program_entries
 
 ON = [os.environ.get("TORCHJAX_PREFETCH", "1").strip().lower() not in ("0", "false", "off", "")]
 MAX_KEYS = 256  # programs listed per manifest: the first ones a run needs
@@ -154,14 +155,14 @@ def _large_ones(store, listed):
 
 
 BIG = 64 << 10  # bytes of an entry the second loader takes (a small op's: 2-30 KB)
-# a loaded program's first run made on zeros by its loader: off. Measured (session 24, warm
-# first step, 4 fresh processes each; quiet, load 1.3): none / every program's / the large
-# ones' only: gpt 0.21-0.23 / 0.25-0.27 / 0.25-0.26 s, lstm 0.18-0.20 / 0.20-0.22 / 0.20-0.21,
-# cnn 0.077-0.083 / 0.086-0.109 / 0.077-0.083 (a large one's made after it is handed over,
-# for the step to take it meanwhile: no better). A zeros run (the zeros, the whole run, the
-# first-run cost) costs the loaders more than the first-run cost saves the step, and a large
-# program's (a GPT backward's ~0.1 s) made the step wait
-ZEROS_RUN = [False]
+# A loaded program is not run on zeros by its loader (_program_first_run), though its first
+# run costs more than its later ones. Measured (session 24, warm first step, 4 fresh processes
+# each; quiet, load 1.3): no zeros runs / every program's / the large ones' only: gpt
+# 0.21-0.23 / 0.25-0.27 / 0.25-0.26 s, lstm 0.18-0.20 / 0.20-0.22 / 0.20-0.21, cnn
+# 0.077-0.083 / 0.086-0.109 / 0.077-0.083 (a large one's made after it is handed over, for the
+# step to take it meanwhile: no better). A zeros run (the zeros, the whole run, the first-run
+# cost) costs the loaders more than the first-run cost saves the step, and a large program's
+# (a GPT backward's ~0.1 s) made the step wait.
 
 
 def _stop_loading() -> None:
@@ -191,8 +192,6 @@ def _load_listed(store, queue) -> None:
                 # (quiet: a failure is the miss handler's to report, when it loads it)
                 got = _program_entries.load_data(data, in_tree, clients[platform], key,
                                                  quiet=True)
-                if got is not None and platform == "cpu" and ZEROS_RUN[0]:
-                    _program_first_run.on_zeros(got)
         except Exception:  # noqa: BLE001  (a platform this process does not have)
             pass
         finally:
