@@ -157,7 +157,7 @@ def test_uniform_draws_take_the_chunk_program_when_it_is_at_hand(host_draws):
 
 
 def test_a_program_is_at_hand_when_made_or_listed(monkeypatch):
-    """made_or_listed: held by this process, or listed by the manifest of the script's last
+    """made(listed=True): held by this process, or listed by the manifest of the script's last
     run (its executable is on disk, being loaded ahead: _program_prefetch)."""
     import jax.numpy as jnp
     f = _programs.jit(_chunk_draws._probe)  # (a torchjax function: the cache names it)
@@ -167,10 +167,10 @@ def test_a_program_is_at_hand_when_made_or_listed(monkeypatch):
         pytest.skip("the program cache is off: nothing is ever listed")
     asked = []
     monkeypatch.setattr(_program_prefetch, "listed", lambda store, k: asked.append(k) or False)
-    assert not _programs.made_or_listed(f, args)
+    assert not _programs.made(f, args, listed=True)
     assert asked  # (a program the cache names by a key)
     monkeypatch.setattr(_program_prefetch, "listed", lambda store, k: k == asked[0])
-    assert _programs.made_or_listed(f, args)
+    assert _programs.made(f, args, listed=True)
     monkeypatch.setattr(_program_prefetch, "listed", lambda store, k: False)
     f(*args)
     f(*args)
@@ -179,7 +179,7 @@ def test_a_program_is_at_hand_when_made_or_listed(monkeypatch):
     for _ in range(_host_tier_hot()):
         f(*args)
     _program_soon.wait_all()
-    assert _programs.made_or_listed(f, args)
+    assert _programs.made(f, args, listed=True)
 
 
 def _host_tier_hot():

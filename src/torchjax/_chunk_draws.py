@@ -89,8 +89,8 @@ def draw(kind: str, n: int, np_dtype, key, offset, a, b):
     # NumPy's uniform values only where the program is not at hand: once made (a normal draw
     # made it) or on disk for this script (its last run's manifest lists it), XLA draws a
     # million values in a few milliseconds where NumPy takes ~0.1 s, bit for bit the same
-    if kind == "uniform" and not _programs.made_or_listed(
-            run, (key, offset, np.uint32(0), a, b)):
+    if kind == "uniform" and not _programs.made(run, (key, offset, np.uint32(0), a, b),
+                                                listed=True):
         host = _host_uniform(n, np_dtype, key, offset, a, b)
         if host is not None:
             return host, key

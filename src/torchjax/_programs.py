@@ -514,23 +514,17 @@ def compile_ahead(f, args):
     return prog.compile_ahead(args)
 
 
-def made(f, args) -> bool:
-    """Whether this process holds `f`'s executable for `args` (a program-cache program)."""
-    prog = getattr(f, "_program", None)
-    sig = None if prog is None else _call_key(args)
-    return sig is not None and prog.compiled.get(sig).__class__ is _stages.Compiled
-
-
-def made_or_listed(f, args) -> bool:
-    """Whether `f`'s executable for `args` is held (made), or listed by the script's manifest
-    of the last run (_program_prefetch: on disk, and being loaded ahead now)."""
+def made(f, args, listed=False) -> bool:
+    """Whether this process holds `f`'s executable for `args` (a program-cache program); with
+    `listed`, also whether the script's manifest of its last run lists it (_program_prefetch:
+    on disk, and being loaded ahead now)."""
     prog = getattr(f, "_program", None)
     sig = None if prog is None else _call_key(args)
     if sig is None:
         return False
     if prog.compiled.get(sig).__class__ is _stages.Compiled:
         return True
-    key = prog._key_of(sig)
+    key = prog._key_of(sig) if listed else None
     return key is not None and _program_prefetch.listed(_get_store(), key)
 
 
