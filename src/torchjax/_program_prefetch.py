@@ -136,8 +136,10 @@ def _start(store) -> None:
     # that order (a fused backward, an optimizer's update: 30-60 ms to load, up to ~0.1 s for
     # a first run: behind the forward's small ones, the step waited for them), then helps the
     # first one (the list is shared: each program is taken once)
+    # (the second one sizes the entries itself: off the step's path)
     in_order = iter(listed)
-    queues = [in_order, itertools.chain(_large_ones(store, listed), in_order)][:LOADERS]
+    queues = [lambda: in_order,
+              lambda: itertools.chain(_large_ones(store, listed), in_order)][:LOADERS]
     for i, queue in enumerate(queues):
         threading.Thread(target=_load_listed, args=(store, queue), daemon=False,
                          name=f"torchjax-prefetch-{i}").start()
@@ -169,9 +171,10 @@ def _stop_loading() -> None:
     _stop[0] = True
 
 
-def _load_listed(store, queue) -> None:
+def _load_listed(store, make_queue) -> None:
     import jax  # (the backend is up: a program was needed)
 
+    queue = make_queue()
     clients = {}
     while True:
         with _lock:
