@@ -340,8 +340,7 @@ class _Program:
             self.noted.add(sig)
             key = self._key_of(sig)
             if key is not None:
-                _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
-                                       _device_of(args).platform)
+                _note(key, args)
 
     def _make(self, args, sig):
         """(executable, its key when it was loaded from disk, else None)."""
@@ -392,8 +391,7 @@ class _Program:
         keeping it (_program_first_run)."""
         key = self._key_of(sig)
         if key is not None:  # (a program the script will need: the next run loads it ahead)
-            _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
-                                   _device_of(args).platform, ahead=True)
+            _note(key, args, ahead=True)
         if sig in self.compiled or key is not None and os.path.exists(_get_store()._file(key)):
             return None
         lowered = None if enter is not None else self.jit.lower(*args)
@@ -432,6 +430,12 @@ class _Program:
             return False
         self.compiled[sig] = _Soon(work, label, queued)
         return True
+
+
+def _note(key, args, ahead=False):
+    """_program_prefetch.note of the program `key` for `args` (its input tree, its platform)."""
+    _program_prefetch.note(_get_store(), key, _tree_util.tree_flatten((args, {}))[1],
+                           _device_of(args).platform, ahead=ahead)
 
 
 def _device_of(args):
