@@ -52,7 +52,9 @@ class CompileStats:
     compiled: programs XLA compiled; cache_hits: programs loaded from the persistent cache
     instead; cache_misses: programs looked up in the persistent cache and not found (then
     compiled and written to it); host_calls: calls the host tier evaluated with NumPy
-    instead of running a compiled program (_host_tier.py). The seconds are wall time on the
+    instead of running a compiled program (_host_tier.py); host_plans_traced /
+    host_plans_loaded: new signatures the host tier took, traced here / whose plan an
+    earlier process kept (_host_plans.py). The seconds are wall time on the
     compiling thread; compile_seconds includes writing the new entry to the cache.
     """
 
@@ -66,6 +68,8 @@ class CompileStats:
     compile_seconds: float = 0.0
     cache_load_seconds: float = 0.0
     host_calls: int = 0
+    host_plans_traced: int = 0
+    host_plans_loaded: int = 0
 
     @property
     def total_seconds(self) -> float:
@@ -153,16 +157,23 @@ def loaded_by_jax() -> bool:
     return hit
 
 
-def log_host_tier(in_avals, secs: float) -> None:
+def log_host_tier(in_avals, secs: float, loaded: bool = False) -> None:
     """TORCHJAX_LOGS=compiles: a program's new signature taken by the host tier (evaluated
-    with NumPy, not compiled), with what made it and where, as a compile's line says."""
+    with NumPy, not compiled), with what made it and where, as a compile's line says;
+    `loaded`: its plan came from the program cache instead of a trace."""
+    with _lock:
+        if loaded:
+            _stats.host_plans_loaded += 1
+        else:
+            _stats.host_plans_traced += 1
     if not _logs.enabled("compiles"):
         return
     what, where = _origin()
     shapes = ", ".join(a.str_short() for a in in_avals[:8])
     more = f", ... {len(in_avals)} arguments" if len(in_avals) > 8 else ""
-    _logs.log("compiles", "%s(%s%s) evaluated with NumPy by the host tier (trace %s)%s",
-              f"{what}: " if what else "", shapes, more, _ms(secs),
+    _logs.log("compiles", "%s(%s%s) evaluated with NumPy by the host tier (%s %s)%s",
+              f"{what}: " if what else "", shapes, more,
+              "plan loaded from the program cache in" if loaded else "trace", _ms(secs),
               f" at {where}" if where else "")
 
 

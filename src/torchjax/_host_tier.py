@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from . import _numpy_eval, _numpy_plan, _x64
+from . import _host_plans, _numpy_eval, _numpy_plan, _x64
 
 ON = [os.environ.get("TORCHJAX_HOST_TIER", "1").strip().lower() not in ("0", "false", "off", "")]
 # a signature is compiled (on the worker thread) at its HOT-th call...
@@ -80,8 +80,8 @@ class Entry:
     __slots__ = ("in_avals", "out_tree", "avals", "calls", "device", "committed", "spent",
                  "last", "blas", "plan")
 
-    def __init__(self, jaxpr, consts, out_tree, avals, device, committed, flops):
-        self.in_avals = jaxpr.in_avals  # (for TORCHJAX_LOGS=compiles)
+    def __init__(self, plan, in_avals, out_tree, avals, device, committed, blas):
+        self.in_avals = in_avals  # (for TORCHJAX_LOGS=compiles, and _host_plans)
         self.out_tree = out_tree
         self.avals = avals
         self.device = device
@@ -89,8 +89,8 @@ class Entry:
         self.calls = 0
         self.spent = 0.0  # seconds of NumPy evaluation so far
         self.last = 0.0   # seconds of the last one
-        self.blas = flops > 0  # whether it multiplies matrices (see run)
-        self.plan = _numpy_plan.make(jaxpr, consts)
+        self.blas = blas  # whether it multiplies matrices (see run)
+        self.plan = plan
 
 
 def eligible_args(leaves):
@@ -125,10 +125,17 @@ def eligible_args(leaves):
     return device, committed
 
 
+def _placed(leaves):
+    from ._host_put import _default_device, _transfer
+    placed = None if _transfer is None else eligible_args(leaves)
+    if placed is not None and placed[0] is None:
+        placed = _default_device(), placed[1]
+    return placed
+
+
 def entry_for(jitted, args, leaves):
     """A new Entry for this call, or _NO when the host tier does not take it."""
-    from ._host_put import _transfer
-    placed = None if _transfer is None else eligible_args(leaves)
+    placed = _placed(leaves)
     if placed is None:
         return NO
     try:
@@ -144,17 +151,21 @@ def entry_for(jitted, args, leaves):
     flops = _flops(closed.jaxpr)
     if flops > MAX_FLOPS:
         return NO
-    device, committed = placed
-    if device is None:
-        from ._host_put import _default_device
-        device = _default_device()
     import jax
     try:
-        return Entry(closed.jaxpr, closed.consts,
-                     jax.tree_util.tree_structure(traced.out_info), out_avals, device,
-                     committed, flops)
+        plan = _numpy_plan.make(closed.jaxpr, closed.consts)
     except _numpy_eval.NoRule:
         return NO
+    return Entry(plan, closed.jaxpr.in_avals, jax.tree_util.tree_structure(traced.out_info),
+                 out_avals, *placed, flops > 0)
+
+
+def kept_entry(store, key, leaves):
+    """The Entry made from the plan an earlier process kept for this call (_host_plans), or
+    None."""
+    placed = _placed(leaves)
+    got = None if placed is None else _host_plans.load(store, key, leaves)
+    return None if got is None else Entry(got[0], got[1], got[2], got[3], *placed, got[4])
 
 
 def _flops(jaxpr, times=1) -> float:
@@ -255,9 +266,18 @@ def call(prog, args, sig, compiled):
             entry = NO  # (loading it is cheaper)
         else:
             start = time.perf_counter()
-            entry = entry_for(prog.jit, args, _leaves(args))
-            if entry is not NO:
-                _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
+            leaves = _leaves(args)
+            plan_key = None if key is None else _host_plans.key_of(key)
+            entry = None if key is None else kept_entry(store, plan_key, leaves)
+            if entry is not None:
+                _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start,
+                                             loaded=True)
+            else:
+                entry = entry_for(prog.jit, args, leaves)
+                if entry is not NO:
+                    _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
+                    if plan_key is not None:
+                        _host_plans.save(store, plan_key, entry)
         if len(prog.host) >= MAX_ENTRIES:  # (ever-new shapes: stay bounded)
             prog.host.clear()
         prog.host[sig] = entry
