@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from . import _host_plans, _numpy_eval, _numpy_plan, _x64
+from . import _host_plans, _host_shapes, _numpy_eval, _numpy_plan, _x64
 
 ON = [os.environ.get("TORCHJAX_HOST_TIER", "1").strip().lower() not in ("0", "false", "off", "")]
 # a signature is compiled (on the worker thread) at its HOT-th call...
@@ -133,16 +133,23 @@ def _placed(leaves):
     return placed
 
 
-def entry_for(jitted, args, leaves):
-    """A new Entry for this call, or _NO when the host tier does not take it."""
+def entry_for(jitted, args, leaves, prog=None):
+    """A new Entry for this call, or _NO when the host tier does not take it. With `prog`
+    (the _programs._Program of `jitted`), its jaxpr may come from a template of sizes that
+    change from call to call (_host_shapes) instead of a trace."""
+    import jax
     placed = _placed(leaves)
     if placed is None:
         return NO
-    try:
-        traced = jitted.trace(*args)
-    except Exception:  # noqa: BLE001  (the compiled path raises the same error properly)
-        return NO
-    closed = traced.jaxpr
+    got = None if prog is None else _host_shapes.jaxpr_for(prog, args, leaves)
+    if got is not None:
+        closed, out_tree = got
+    else:
+        try:
+            traced = jitted.trace(*args)
+        except Exception:  # noqa: BLE001  (the compiled path raises the same error properly)
+            return NO
+        closed, out_tree = traced.jaxpr, jax.tree_util.tree_structure(traced.out_info)
     out_avals = closed.out_avals
     if any(not _plain_dtype(getattr(a, "dtype", None)) or a.weak_type for a in out_avals):
         return NO
@@ -151,13 +158,11 @@ def entry_for(jitted, args, leaves):
     flops = _flops(closed.jaxpr)
     if flops > MAX_FLOPS:
         return NO
-    import jax
     try:
         plan = _numpy_plan.make(closed.jaxpr, closed.consts)
     except _numpy_eval.NoRule:
         return NO
-    return Entry(plan, closed.jaxpr.in_avals, jax.tree_util.tree_structure(traced.out_info),
-                 out_avals, *placed, flops > 0)
+    return Entry(plan, closed.jaxpr.in_avals, out_tree, out_avals, *placed, flops > 0)
 
 
 def kept_entry(store, key, leaves):
@@ -273,7 +278,7 @@ def call(prog, args, sig, compiled):
                 _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start,
                                              loaded=True)
             else:
-                entry = entry_for(prog.jit, args, leaves)
+                entry = entry_for(prog.jit, args, leaves, prog)
                 if entry is not NO:
                     _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
                     if plan_key is not None:

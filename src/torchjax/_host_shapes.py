@@ -1,0 +1,311 @@
+"""The host tier's jaxprs for sizes that keep changing: one trace with symbolic sizes.
+
+Why: autoregressive generation gives every op of the model a new length at every token, and
+a reinforcement-learning episode of a new length gives new shapes to its per-episode ops.
+The host tier (_host_tier.py) traced each new signature again: 1-16 ms per op, where its
+NumPy evaluation costs microseconds (measured: a 2-layer GPT generating 40 tokens spent 3.8
+of its 4.4 s tracing). So when a program's new call differs from its last traced one only in
+some sizes, it is traced once more with those sizes symbolic (jax.export's shape
+polymorphism: one symbol per distinct size that changed), and that jaxpr is kept as a
+template. A later call that fits the template (the same dtypes and ranks, the same fixed
+sizes, the symbols' sizes consistent) gets a jaxpr of its own by substitution (each symbolic
+size in the avals and parameters replaced by its value: tens of microseconds, no tracing),
+which the host tier then checks and plans like a traced one.
+
+Soundness: JAX decides a comparison of symbolic sizes that it cannot prove by raising (the
+trace fails, and the call is traced concretely as before), except equality, which it
+answers False when unproven (`T == 1` in an op that treats a size of one apart). The trace
+records each such unproven equality, and a call whose sizes would make one of them true
+does not take the template (it is traced concretely). Symbolic sizes are at least 1 (JAX's
+assumption: a call with a size 0 where the template has a symbol does not fit), and a
+jaxpr with control flow is not made a template (its inner jaxprs would keep their symbols).
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import weakref
+
+import numpy as np
+
+from . import _numpy_eval
+
+MAX_TEMPLATES = 4  # per program: a few patterns of changing sizes
+MAX_FAILED = 2  # symbolic traces that failed, per program, before it stops trying
+_lock = threading.Lock()
+_templates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # _Program -> [Template]
+_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # _Program -> recent specs
+SEEN = 16  # recent calls' specs kept per program
+_failed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # _Program -> failures
+_tls = threading.local()  # .rec: the unproven equalities of this thread's symbolic trace
+STATS = {"templates": 0, "instances": 0, "refused": 0, "failed": 0}  # (for tests)
+
+
+def _dim_as_value(*, dim):
+    return np.asarray(dim)
+
+
+# (a symbolic size used as a value, `x.shape[1]` in arithmetic: after substitution, a number)
+_numpy_eval._RULES.setdefault("dim_as_value", _dim_as_value)
+
+
+class Template:
+    __slots__ = ("specs", "names", "closed", "out_tree", "unproven")
+
+    def __init__(self, specs, names, closed, out_tree, unproven):
+        self.specs = specs  # per leaf: (dtype or scalar type, weak, shape of ints and names)
+        self.names = names  # the symbols' names
+        self.closed = closed  # the symbolic ClosedJaxpr
+        self.out_tree = out_tree
+        self.unproven = unproven  # size expressions the trace took as nonzero
+
+    def bind(self, specs):
+        """{symbol: size} for a call of these specs, or None when it does not fit."""
+        if len(specs) != len(self.specs):
+            return None
+        env: dict = {}
+        for (kind, weak, shape), (k, w, s) in zip(self.specs, specs):
+            if kind != k or weak != w:
+                return None
+            if shape is None:
+                continue
+            if s is None or len(s) != len(shape):
+                return None
+            for want, got in zip(shape, s):
+                if want.__class__ is str:
+                    if got < 1 or env.setdefault(want, got) != got:
+                        return None
+                elif want != got:
+                    return None
+        return env
+
+
+def specs_of(leaves):
+    """Per argument leaf: (dtype, weak, shape), or (scalar type, None, None); None when a leaf
+    is neither."""
+    out = []
+    for x in leaves:
+        if x.__class__ in (bool, int, float):
+            out.append((x.__class__, None, None))
+            continue
+        shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+        if shape is None or dtype is None:
+            return None
+        out.append((np.dtype(dtype), bool(getattr(x, "weak_type", False)), tuple(shape)))
+    return tuple(out)
+
+
+def jaxpr_for(prog, args, leaves):
+    """(a ClosedJaxpr of sizes substituted, its output tree) for this call from a template of
+    `prog` (one made now, when the call's sizes differ from its last traced call's), or None:
+    trace it concretely."""
+    specs = specs_of(leaves)
+    if specs is None:
+        return None
+    with _lock:
+        templates = list(_templates.get(prog, ()))
+        seen = _seen.get(prog)
+        if seen is None:
+            seen = _seen[prog] = collections.deque(maxlen=SEEN)
+        earlier = list(seen)
+        seen.append(specs)
+    for t in templates:
+        env = t.bind(specs)
+        if env is not None:
+            got = _instantiate(t, env)
+            if got is not None:
+                return got
+    if len(templates) >= MAX_TEMPLATES or _failed.get(prog, 0) >= MAX_FAILED:
+        return None
+    changed = _one_length(earlier, specs)
+    if changed is None:
+        return None
+    t = _template(prog, args, specs, changed)
+    if t is None:
+        with _lock:
+            _failed[prog] = _failed.get(prog, 0) + 1
+        STATS["failed"] += 1
+        return None
+    with _lock:
+        _templates.setdefault(prog, []).append(t)
+    STATS["templates"] += 1
+    env = t.bind(specs)
+    return None if env is None else _instantiate(t, env)
+
+
+def _one_length(earlier, specs):
+    """The places (leaf, axis) where `specs` differs from the closest of the `earlier` calls
+    (the same dtypes and ranks) in one length only: every changed size was the same size
+    before and is the same size now (a sequence's length, in each array it sizes). None when
+    no earlier call differs so. (Several call sites share a program: a model's Linear layers
+    of other widths are no earlier length of this one.)"""
+    best = None
+    for old in earlier:
+        if len(old) != len(specs):
+            continue
+        changed, pairs = [], set()
+        for i, ((k0, w0, s0), (k1, w1, s1)) in enumerate(zip(old, specs)):
+            if k0 != k1 or w0 != w1 or (s0 is None) != (s1 is None) or (
+                    s0 is not None and len(s0) != len(s1)):
+                break
+            if s0 is not None:
+                for j, (a, b) in enumerate(zip(s0, s1)):
+                    if a != b:
+                        changed.append((i, j))
+                        pairs.add((a, b))
+        else:
+            if len(pairs) == 1 and min(next(iter(pairs))) >= 1 and (
+                    best is None or len(changed) < len(best)):
+                best = changed
+    return best
+
+
+def _template(prog, args, specs, changed):
+    """A Template of `prog` traced with the sizes of `specs` at the places `changed` (one
+    length) symbolic, or None."""
+    changed = set(changed)
+    names = ("d0",)
+    pattern = tuple((k, w, None if s is None else tuple(
+        "d0" if (i, j) in changed else d for j, d in enumerate(s)))
+        for i, (k, w, s) in enumerate(specs))
+    try:
+        import jax
+        from jax import export
+        scope = export.SymbolicScope()
+        symbols = dict(zip(names, export.symbolic_shape(",".join(names), scope=scope)))
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        abstract = [x if s is None else jax.ShapeDtypeStruct(
+            tuple(symbols[d] if d.__class__ is str else d for d in s), k, weak_type=w)
+            for x, (k, w, s) in zip(leaves, pattern)]
+        _install_recording()
+        _tls.rec = unproven = []
+        try:
+            traced = prog.jit.trace(*jax.tree_util.tree_unflatten(tree, abstract))
+        finally:
+            _tls.rec = None
+        closed = traced.jaxpr
+        if _has_control_flow(closed.jaxpr):
+            return None
+        return Template(pattern, tuple(names), closed,
+                        jax.tree_util.tree_structure(traced.out_info), unproven)
+    except Exception:  # noqa: BLE001  (an op that needs its sizes: traced concretely)
+        return None
+
+
+def _has_control_flow(jaxpr) -> bool:
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in _numpy_eval._CONTROL:
+            return True
+        if name in _numpy_eval._CALLS:
+            inner = eqn.params[_numpy_eval._CALLS[name]]
+            if _has_control_flow(getattr(inner, "jaxpr", inner)):
+                return True
+    return False
+
+
+def _instantiate(t, env):
+    for e in t.unproven:
+        if int(e._evaluate(env)) == 0:  # (the trace took it as nonzero)
+            STATS["refused"] += 1
+            return None
+    try:
+        closed = t.closed.replace(jaxpr=_concrete(t.closed.jaxpr, env))
+    except Exception:  # noqa: BLE001  (a parameter this substitution does not know)
+        return None
+    STATS["instances"] += 1
+    return closed, t.out_tree
+
+
+# -- substitution --------------------------------------------------------------------------
+
+def _size(d, env):
+    from jax._src import core
+    return int(d._evaluate(env)) if core.is_symbolic_dim(d) else d
+
+
+def _aval(a, env):
+    shape = getattr(a, "shape", None)
+    if not shape:
+        return a
+    new = tuple(_size(d, env) for d in shape)
+    return a if new == shape else a.update(shape=new)
+
+
+def _param(v, env):
+    from jax._src import core
+    if core.is_symbolic_dim(v):
+        return int(v._evaluate(env))
+    if isinstance(v, core.ClosedJaxpr):
+        return v.replace(jaxpr=_concrete(v.jaxpr, env))
+    if isinstance(v, core.Jaxpr):
+        return _concrete(v, env)
+    if isinstance(v, core.AbstractValue):
+        return _aval(v, env)
+    if isinstance(v, (tuple, list)):
+        new = [_param(x, env) for x in v]
+        if all(a is b for a, b in zip(new, v)):
+            return v
+        if hasattr(v, "_fields"):  # (a NamedTuple of sizes: GatherScatterMode's kin)
+            return type(v)(*new)
+        return type(v)(new)
+    return v
+
+
+def _concrete(jaxpr, env):
+    """`jaxpr` with every symbolic size of its avals and parameters replaced by its value."""
+    from jax._src import core
+    new_vars: dict = {}
+
+    def var(v):
+        if isinstance(v, core.Literal):
+            return v
+        w = new_vars.get(v)
+        if w is None:
+            cls = core.DropVar if isinstance(v, core.DropVar) else core.Var
+            w = new_vars[v] = cls(_aval(v.aval, env))
+        return w
+
+    constvars = [var(v) for v in jaxpr.constvars]
+    invars = [var(v) for v in jaxpr.invars]
+    eqns = [e.replace(invars=[var(v) for v in e.invars],
+                      params={k: _param(p, env) for k, p in e.params.items()},
+                      outvars=[var(v) for v in e.outvars])
+            for e in jaxpr.eqns]
+    return jaxpr.replace(constvars=constvars, invars=invars,
+                         outvars=[var(v) for v in jaxpr.outvars], eqns=eqns)
+
+
+# -- unproven equalities -------------------------------------------------------------------
+
+_installed = []
+
+
+def _install_recording() -> None:
+    """Make JAX's equality of symbolic sizes note, during a trace of this module, the
+    differences it answered False without proof (once per process; other threads and other
+    traces see JAX's own answer, unchanged)."""
+    if _installed:
+        return
+    with _lock:
+        if _installed:
+            return
+        from jax._src.export import shape_poly
+        cls = shape_poly._DimExpr
+        plain_eq = cls.__eq__
+
+        def __eq__(self, other):
+            equal = plain_eq(self, other)
+            rec = getattr(_tls, "rec", None)
+            if rec is not None and equal is False:
+                try:
+                    diff = self - other
+                except Exception:  # noqa: BLE001  (not a size: unequal for sure)
+                    diff = None
+                if diff is not None and shape_poly.is_symbolic_dim(diff):
+                    rec.append(diff)
+            return equal
+
+        cls.__eq__ = __eq__
+        _installed.append(plain_eq)
