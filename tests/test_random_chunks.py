@@ -144,16 +144,20 @@ def test_numpy_draws_stop_at_their_budget(host_draws, monkeypatch):
 
 def test_uniform_draws_take_the_chunk_program_when_it_is_at_hand(host_draws):
     """Once the chunk program is made (an Embedding's normal draw made it), uniform draws
-    come from it: ~100x quicker than NumPy's threefry, the same bits."""
+    come from it: ~100x quicker than NumPy's threefry, the same bits; but a small draw (a
+    bias's) stays NumPy's, cheaper than a whole chunk's run."""
     key, off = _key(6)
-    n = 3000
+    small, n = _chunk_draws.HOST_SMALL, _chunk_draws.HOST_SMALL + 3000
     with scope():
         host = _chunk_draws._host_uniform(n, np.float32, key, off, -0.25, 0.5)
-        drawn = _chunk_draws._host_drawn[0]
         _chunk_draws._program(np.float32)(key, off, np.uint32(0), -0.25, 0.5)  # made
+        drawn = _chunk_draws._host_drawn[0]
         got, _ = _chunk_draws.draw("uniform", n, np.float32, key, off, -0.25, 0.5)
-    assert _chunk_draws._host_drawn[0] == drawn  # (no NumPy draw)
+        assert _chunk_draws._host_drawn[0] == drawn  # (no NumPy draw)
+        got_small, _ = _chunk_draws.draw("uniform", small, np.float32, key, off, -0.25, 0.5)
+        assert _chunk_draws._host_drawn[0] == drawn + small  # (NumPy's)
     np.testing.assert_array_equal(got.view(np.uint32), host.view(np.uint32))
+    np.testing.assert_array_equal(got_small.view(np.uint32), host[:small].view(np.uint32))
 
 
 def test_a_program_is_at_hand_when_made_or_listed(monkeypatch):

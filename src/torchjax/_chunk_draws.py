@@ -86,11 +86,13 @@ def draw(kind: str, n: int, np_dtype, key, offset, a, b):
     array where the values belong (its sharding: a chunk as the program left it, or the
     key)."""
     run = _program(np_dtype)
-    # NumPy's uniform values only where the program is not at hand: once made (a normal draw
-    # made it) or on disk for this script (its last run's manifest lists it), XLA draws a
-    # million values in a few milliseconds where NumPy takes ~0.1 s, bit for bit the same
-    if kind == "uniform" and not _programs.made(run, (key, offset, np.uint32(0), a, b),
-                                                listed=True):
+    # NumPy's uniform values where the program is not at hand, and for small draws: once
+    # made (a normal draw made it) or on disk for this script (its last run's manifest lists
+    # it), XLA draws a million values in a few milliseconds where NumPy takes ~0.1 s, bit for
+    # bit the same; but a bias's few hundred values cost NumPy ~20 us against a whole chunk's
+    # run and copy (1-8 ms measured in a warm GPT's build, where the loaders share the cores)
+    if kind == "uniform" and (n <= HOST_SMALL or not _programs.made(
+            run, (key, offset, np.uint32(0), a, b), listed=True)):
         host = _host_uniform(n, np_dtype, key, offset, a, b)
         if host is not None:
             return host, key
@@ -136,6 +138,7 @@ def device_uniforms(n: int, np_dtype, key, offset):
 # most HOST_MAX values, and HOST_VALUES values per process (counted, not timed: which path
 # a draw takes never depends on the machine's speed), on a CPU device.
 HOST_MAX = 1 << 20
+HOST_SMALL = 1 << 13  # a draw NumPy makes even where the chunk program is at hand
 HOST_VALUES = 1 << 22
 _host_drawn = [0]
 

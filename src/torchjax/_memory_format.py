@@ -20,6 +20,12 @@ class memory_format:
     def __reduce__(self):
         return self.name  # pickles as the module attribute of that name
 
+    def _program_name(self) -> str:
+        # (the program cache's name for it, _program_names.describe: without one, an op
+        # given a memory_format, `contiguous()`'s clone among them, was a plain jax.jit,
+        # compiled per shape in every process and never evaluated by the host tier)
+        return self.name
+
 
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")

@@ -45,6 +45,22 @@ def test_new_shape_runs_on_the_host_and_matches_pytorch(tier):
     assert c1 == c0  # nothing compiled for these new shapes
 
 
+def test_contiguous_of_a_new_shape_compiles_nothing(tier):
+    """contiguous()'s clone takes memory_format: a value the program cache names, so a new
+    shape's copy is the host tier's (it was a plain jax.jit, compiled per shape)."""
+    x = np.random.default_rng(1).standard_normal((1, 3, 7, 5)).astype(np.float32)
+    c0, h0 = _counts()
+    got = (torchjax.tensor(x) * 2).transpose(1, 2).contiguous()
+    c1, h1 = _counts()
+    want = (torch.tensor(x) * 2).transpose(1, 2).contiguous()
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert got.is_contiguous() and got.stride() == want.stride()
+    assert h1 > h0 and c1 == c0
+    names = {torchjax._program_names.describe(f) for f in (
+        torchjax.contiguous_format, torchjax.channels_last, torchjax.preserve_format)}
+    assert len(names) == 3
+
+
 def test_hot_signature_is_compiled_then_used(tier, monkeypatch):
     monkeypatch.setattr(tier, "HOT", 3)
     x = torchjax.arange(11 * 5, dtype=torchjax.float32).reshape(11, 5)
