@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _numpy_eval
 
-MAX_TEMPLATES = 4  # per program: a few patterns of changing sizes
+MAX_TEMPLATES = 16  # per program (a model's Linear layers of several widths share one)
 MAX_FAILED = 2  # symbolic traces that failed, per program, before it stops trying
 _lock = threading.Lock()
 _templates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # _Program -> [Template]
@@ -96,13 +96,15 @@ def specs_of(leaves):
     return tuple(out)
 
 
-def jaxpr_for(prog, args, leaves):
+def jaxpr_for(prog, args, leaves, config):
     """(a ClosedJaxpr of sizes substituted, its output tree) for this call from a template of
-    `prog` (one made now, when the call's sizes differ from its last traced call's), or None:
-    trace it concretely."""
+    `prog` (one made now, when the call's sizes differ in one length from an earlier call's),
+    or None: trace it concretely. `config`: what else its trace reads (JAX's trace context,
+    torchjax's default dtype: _programs._call_key's), which a template must share."""
     specs = specs_of(leaves)
     if specs is None:
         return None
+    specs = ((config, None, None),) + specs  # (compared as a leaf's kind is)
     with _lock:
         templates = list(_templates.get(prog, ()))
         seen = _seen.get(prog)
@@ -177,7 +179,7 @@ def _template(prog, args, specs, changed):
         leaves, tree = jax.tree_util.tree_flatten(args)
         abstract = [x if s is None else jax.ShapeDtypeStruct(
             tuple(symbols[d] if d.__class__ is str else d for d in s), k, weak_type=w)
-            for x, (k, w, s) in zip(leaves, pattern)]
+            for x, (k, w, s) in zip(leaves, pattern[1:])]
         _install_recording()
         _tls.rec = unproven = []
         try:

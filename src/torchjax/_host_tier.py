@@ -133,15 +133,16 @@ def _placed(leaves):
     return placed
 
 
-def entry_for(jitted, args, leaves, prog=None):
+def entry_for(jitted, args, leaves, prog=None, config=None):
     """A new Entry for this call, or _NO when the host tier does not take it. With `prog`
-    (the _programs._Program of `jitted`), its jaxpr may come from a template of sizes that
-    change from call to call (_host_shapes) instead of a trace."""
+    (the _programs._Program of `jitted`) and the call's `config` (its key's), its jaxpr may
+    come from a template of sizes that change from call to call (_host_shapes) instead of a
+    trace."""
     import jax
     placed = _placed(leaves)
     if placed is None:
         return NO
-    got = None if prog is None else _host_shapes.jaxpr_for(prog, args, leaves)
+    got = None if prog is None else _host_shapes.jaxpr_for(prog, args, leaves, config)
     if got is not None:
         closed, out_tree = got
     else:
@@ -278,7 +279,7 @@ def call(prog, args, sig, compiled):
                 _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start,
                                              loaded=True)
             else:
-                entry = entry_for(prog.jit, args, leaves, prog)
+                entry = entry_for(prog.jit, args, leaves, prog, sig[1:])
                 if entry is not NO:
                     _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
                     if plan_key is not None:
