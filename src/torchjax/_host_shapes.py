@@ -208,12 +208,13 @@ def _has_control_flow(jaxpr) -> bool:
 
 
 def _instantiate(t, env):
+    _import_jax()
     for e in t.unproven:
         if int(e._evaluate(env)) == 0:  # (the trace took it as nonzero)
             STATS["refused"] += 1
             return None
     try:
-        closed = t.closed.replace(jaxpr=_concrete(t.closed.jaxpr, env))
+        closed = t.closed.replace(jaxpr=_concrete(t.closed.jaxpr, {**env, _AVALS: {}}))
     except Exception:  # noqa: BLE001  (a parameter this substitution does not know)
         return None
     STATS["instances"] += 1
@@ -223,50 +224,58 @@ def _instantiate(t, env):
 # -- substitution --------------------------------------------------------------------------
 
 def _size(d, env):
-    from jax._src import core
-    return int(d._evaluate(env)) if core.is_symbolic_dim(d) else d
+    return int(d._evaluate(env)) if d.__class__ is _DimExpr else d
 
 
 def _aval(a, env):
     shape = getattr(a, "shape", None)
     if not shape:
         return a
-    new = tuple(_size(d, env) for d in shape)
-    return a if new == shape else a.update(shape=new)
+    memo = env[_AVALS]
+    got = memo.get(a)
+    if got is None:
+        new = tuple(_size(d, env) for d in shape)
+        got = memo[a] = a if new == shape else a.update(shape=new)
+    return got
+
+
+_AVALS = object()  # env's entry of the avals made so far (a jaxpr's many equal ones: ~10 us
+                   # for each new ShapedArray)
+_PLAIN = frozenset({int, float, bool, str, type(None), np.dtype})
 
 
 def _param(v, env):
-    from jax._src import core
-    if core.is_symbolic_dim(v):
+    c = v.__class__
+    if c in _PLAIN:
+        return v
+    if c is _DimExpr:
         return int(v._evaluate(env))
-    if isinstance(v, core.ClosedJaxpr):
-        return v.replace(jaxpr=_concrete(v.jaxpr, env))
-    if isinstance(v, core.Jaxpr):
-        return _concrete(v, env)
-    if isinstance(v, core.AbstractValue):
-        return _aval(v, env)
-    if isinstance(v, (tuple, list)):
+    if c is tuple or c is list:
         new = [_param(x, env) for x in v]
-        if all(a is b for a, b in zip(new, v)):
-            return v
-        if hasattr(v, "_fields"):  # (a NamedTuple of sizes: GatherScatterMode's kin)
-            return type(v)(*new)
-        return type(v)(new)
+        return v if all(a is b for a, b in zip(new, v)) else c(new)
+    if isinstance(v, _core.ClosedJaxpr):
+        return v.replace(jaxpr=_concrete(v.jaxpr, env))
+    if isinstance(v, _core.Jaxpr):
+        return _concrete(v, env)
+    if isinstance(v, _core.AbstractValue):
+        return _aval(v, env)
+    if isinstance(v, tuple) and hasattr(v, "_fields"):  # (a NamedTuple: dimension numbers)
+        new = [_param(x, env) for x in v]
+        return v if all(a is b for a, b in zip(new, v)) else c(*new)
     return v
 
 
 def _concrete(jaxpr, env):
     """`jaxpr` with every symbolic size of its avals and parameters replaced by its value."""
-    from jax._src import core
     new_vars: dict = {}
+    literal, drop, plain = _core.Literal, _core.DropVar, _core.Var
 
     def var(v):
-        if isinstance(v, core.Literal):
+        if v.__class__ is literal:
             return v
         w = new_vars.get(v)
         if w is None:
-            cls = core.DropVar if isinstance(v, core.DropVar) else core.Var
-            w = new_vars[v] = cls(_aval(v.aval, env))
+            w = new_vars[v] = (drop if v.__class__ is drop else plain)(_aval(v.aval, env))
         return w
 
     constvars = [var(v) for v in jaxpr.constvars]
@@ -277,6 +286,17 @@ def _concrete(jaxpr, env):
             for e in jaxpr.eqns]
     return jaxpr.replace(constvars=constvars, invars=invars,
                          outvars=[var(v) for v in jaxpr.outvars], eqns=eqns)
+
+
+_core = _DimExpr = None
+
+
+def _import_jax():
+    global _core, _DimExpr
+    if _core is None:
+        from jax._src import core
+        from jax._src.export import shape_poly
+        _core, _DimExpr = core, shape_poly._DimExpr
 
 
 # -- unproven equalities -------------------------------------------------------------------
