@@ -238,7 +238,17 @@ def run(entry, leaves):
                 o = o.copy()         # as XLA's outputs are (the argument may be donated)
             if o.shape != aval.shape:  # (a rule's mistake: the caller compiles the program)
                 raise ValueError(f"host tier: shape {o.shape}, expected {aval.shape}")
-            arrays.append(transfer(o, aval, entry.device, entry.committed))
+            a = transfer(o, aval, entry.device, entry.committed)
+            if not any(o is x for x in args):
+                # the next host-tier op reads this output with np.asarray: JAX keeps what
+                # that read in _npy_value (read-only), and it is `o` (5-8% of a GPT's
+                # generate: each op's inputs were copied back from their device buffers)
+                o.flags.writeable = False
+                try:
+                    a._npy_value = o
+                except AttributeError:  # pragma: no cover - a JAX without it
+                    pass
+            arrays.append(a)
     finally:
         _x64.leave(token)
     entry.last = time.perf_counter() - start
