@@ -41,6 +41,17 @@ HOT = int(os.environ.get("TORCHJAX_HOST_TIER_HOT", "4"))
 # ...or once its NumPy evaluations have cost about what compiling it would (a small
 # program's XLA compile here: 20-100 ms), whichever comes first
 BUDGET = 0.05
+# A program met with CHANGING signatures or more has sizes that keep changing (a sequence's
+# length in autoregressive generation, an episode's in reinforcement learning): a signature of
+# it is hot only once its calls go on past SPAN further host evaluations. A model of L layers
+# calls each op L times per token with that token's length, which then never comes back: at
+# HOT calls alone, a 6-layer GPT's 150-token generate queued ~2,600 compiles of lengths never
+# seen again (the worker ran them one by one for the rest of the process, and a call waiting
+# for a compile of its own waited behind them: 7 s). A length that stays (generation at its
+# block size) gets compiled a few tokens later.
+CHANGING = 8
+SPAN = 4000
+EVALUATED = [0]  # host evaluations so far
 # a signature being compiled waits for its executable rather than evaluate again when its
 # last evaluation took this long
 WAIT = 0.25
@@ -78,7 +89,7 @@ class Entry:
     how often and how long it ran."""
 
     __slots__ = ("in_avals", "out_tree", "avals", "calls", "device", "committed", "spent",
-                 "last", "blas", "plan")
+                 "last", "blas", "plan", "hot_after")
 
     def __init__(self, plan, in_avals, out_tree, avals, device, committed, blas):
         self.in_avals = in_avals  # (for TORCHJAX_LOGS=compiles, and _host_plans)
@@ -91,6 +102,7 @@ class Entry:
         self.last = 0.0   # seconds of the last one
         self.blas = blas  # whether it multiplies matrices (see run)
         self.plan = plan
+        self.hot_after = 0  # the count of host evaluations (EVALUATED) it may be hot from
 
 
 def eligible_args(leaves):
@@ -294,6 +306,10 @@ def call(prog, args, sig, compiled):
                     _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
                     if plan_key is not None:
                         _host_plans.save(store, plan_key, entry)
+        if entry is not NO and len(prog.host) >= CHANGING:
+            # a program whose sizes keep changing: a signature of it is hot only if its calls
+            # go on past SPAN more host evaluations (see SPAN)
+            entry.hot_after = EVALUATED[0] + SPAN
         if len(prog.host) >= MAX_ENTRIES:  # (ever-new shapes: stay bounded)
             prog.host.clear()
         prog.host[sig] = entry
@@ -301,7 +317,7 @@ def call(prog, args, sig, compiled):
         return None
     if compiled is None:
         entry.calls += 1
-        if entry.calls >= HOT or entry.spent >= BUDGET:
+        if entry.calls >= HOT and EVALUATED[0] >= entry.hot_after or entry.spent >= BUDGET:
             # hot: compiled on the worker thread, which takes the programs whose evaluation
             # here costs most first; it traces and lowers them too, in this call's x64 mode
             # (_programs._work checks it). (Lowering here instead made autoregressive
@@ -321,6 +337,7 @@ def call(prog, args, sig, compiled):
         prog.host[sig] = NO
         return None
     _compile_stats.count_host_call()
+    EVALUATED[0] += 1
     return outs
 
 

@@ -61,6 +61,32 @@ def test_contiguous_of_a_new_shape_compiles_nothing(tier):
     assert len(names) == 3
 
 
+def _twice_plus_one(x):
+    return x * 2.0 + 1.0
+
+
+def test_a_length_met_in_one_burst_is_not_compiled(tier, monkeypatch):
+    """A program whose sizes keep changing (autoregressive generation: each token's length
+    called once per layer, then never again) compiles none of its later lengths for calls in
+    one burst; a length that stays is compiled once its calls go on past SPAN evaluations."""
+    monkeypatch.setattr(tier, "HOT", 3)
+    monkeypatch.setattr(tier, "SPAN", 60)
+    f = _programs.program(_twice_plus_one, _programs.ident_of("test", "bursts", id(tier)))
+    _program_soon.wait_all()
+    c0 = compile_stats().compiled
+    for n in range(1, 21):  # 20 lengths, each called 5 times in a row ("5 layers")
+        for _ in range(5):
+            np.testing.assert_array_equal(np.asarray(f(np.ones(n, np.float32))), np.full(n, 3.0))
+    _program_soon.wait_all()
+    c1 = compile_stats().compiled
+    # (the lengths met before the program had CHANGING of them compile at HOT, as before)
+    assert c1 - c0 <= tier.CHANGING
+    for _ in range(tier.SPAN + 10):  # the last length stays
+        f(np.ones(20, np.float32))
+    _program_soon.wait_all()
+    assert compile_stats().compiled == c1 + 1
+
+
 def test_hot_signature_is_compiled_then_used(tier, monkeypatch):
     monkeypatch.setattr(tier, "HOT", 3)
     x = torchjax.arange(11 * 5, dtype=torchjax.float32).reshape(11, 5)
