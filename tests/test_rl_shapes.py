@@ -20,6 +20,7 @@ from torchjax import (
     _deferred_grad,
     _deferred_split,
     _deferred_template,
+    _dispatch,
     _one_off,
     _scalar_args,
 )
@@ -64,10 +65,7 @@ def _grads(lib, net, length):
 # the module tables these tests fill, as the process's workload meets graphs (structures
 # counted, chain and sequence programs, cool-down counters): what a test leaves in them
 # decides what the next test's steps do, so each test here starts from empty tables and
-# gives the next one back the tables it found. (test_deferred_backward's
-# test_short_forward_and_backward_as_one_program[True] still fails after this module's
-# chain test and its [False] twin in one process: not through these tables, see
-# docs/performance_startup.md, session 25)
+# gives the next one back the tables it found
 _TABLES = [(engine, "_seen"), (engine, "_counts"), (engine, "_new_passes"),
            (chains, "_seen"), (chains, "_programs_by_key"), (batched, "_programs_by_key"),
            (_deferred, "_ALONE"), (_deferred_backward, "_PROGRAMS"), (_deferred_backward, "_SEEN"),
@@ -85,7 +83,14 @@ def fresh_tables(monkeypatch):
         monkeypatch.setattr(module, name, type(getattr(module, name))())
     counters = [list(c) for c in _COUNTERS]
     _deferred_grad.reset()
+    # and the ops' fast-path entries, which hold what deferral learnt of each kind of call
+    # (its result's type, after its first eager call): the chain test's `stack(...).sum()`
+    # of shape (5, 1) left sum's entry known, so test_deferred_backward's later
+    # `pred.sum()` of that shape was deferred at once, its one-op sequence counted a miss
+    # and grad deferral cooled down before that test's forward+backward program was made
+    _dispatch._clear_fast()
     yield
+    _dispatch._clear_fast()
     for c, was in zip(_COUNTERS, counters):
         c[:] = was
 
