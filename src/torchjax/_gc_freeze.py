@@ -11,7 +11,9 @@ objects frozen they took 0.18 s. PyTorch keeps its graph in C++ and does not pay
 
 `gc.freeze()` moves every tracked object into the collector's permanent generation, which
 no collection walks; it is done once, at the end of `import torchjax`. What is lost: a
-cycle that was already garbage then (made before or during the import) is never freed.
+cycle that was already garbage then (made before or during the import) is never freed, and
+`gc.get_objects()` no longer lists the frozen objects (a tool or test that looks for, say,
+the op table's prepared calls through it finds none).
 TORCHJAX_GC_FREEZE=0 leaves the collector alone.
 """
 
