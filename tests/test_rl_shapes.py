@@ -14,8 +14,17 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _deferred_backward
-from torchjax._autograd import engine
+from torchjax import (
+    _deferred,
+    _deferred_backward,
+    _deferred_grad,
+    _deferred_split,
+    _deferred_template,
+    _dispatch,
+    _one_off,
+    _scalar_args,
+)
+from torchjax._autograd import batched, chains, engine
 
 RNG = np.random.default_rng(3)
 W1 = RNG.standard_normal((8, 4)).astype(np.float32) * 0.5
@@ -53,6 +62,39 @@ def _grads(lib, net, length):
     return [p.grad.numpy().copy() for p in net.parameters()]
 
 
+# the module tables these tests fill, as the process's workload meets graphs (structures
+# counted, chain and sequence programs, cool-down counters): what a test leaves in them
+# decides what the next test's steps do, so each test here starts from empty tables and
+# gives the next one back the tables it found
+_TABLES = [(engine, "_seen"), (engine, "_counts"), (engine, "_new_passes"),
+           (chains, "_seen"), (chains, "_programs_by_key"), (batched, "_programs_by_key"),
+           (_deferred, "_ALONE"), (_deferred_backward, "_PROGRAMS"), (_deferred_backward, "_SEEN"),
+           (_deferred_template, "_PROGRAMS"), (_deferred_template, "_SEEN"),
+           (_deferred_template, "_QUICK"), (_deferred_template, "_PREFER_LENS"),
+           (_deferred_split, "_KINDS"), (_one_off, "_calls"), (_scalar_args, "_SEEN"),
+           (_scalar_args, "_ARRAYS")]
+_COUNTERS = [_deferred_grad._MISSES, _deferred_grad._COOL, _deferred_grad._NEXT_COOL,
+             _deferred_grad._SHORT, _deferred_grad._NEW]
+
+
+@pytest.fixture(autouse=True)
+def fresh_tables(monkeypatch):
+    for module, name in _TABLES:
+        monkeypatch.setattr(module, name, type(getattr(module, name))())
+    counters = [list(c) for c in _COUNTERS]
+    _deferred_grad.reset()
+    # and the ops' fast-path entries, which hold what deferral learnt of each kind of call
+    # (its result's type, after its first eager call): the chain test's `stack(...).sum()`
+    # of shape (5, 1) left sum's entry known, so test_deferred_backward's later
+    # `pred.sum()` of that shape was deferred at once, its one-op sequence counted a miss
+    # and grad deferral cooled down before that test's forward+backward program was made
+    _dispatch._clear_fast()
+    yield
+    _dispatch._clear_fast()
+    for c, was in zip(_COUNTERS, counters):
+        c[:] = was
+
+
 @pytest.fixture
 def fused(monkeypatch):
     """The fused programs built while the test runs, with the engine's rules as a script
@@ -65,9 +107,6 @@ def fused(monkeypatch):
         return real(key)
 
     monkeypatch.setattr(engine, "_compile_fused", counting)
-    monkeypatch.setattr(engine, "_seen", {})
-    monkeypatch.setattr(engine, "_counts", {})
-    monkeypatch.setattr(engine, "_new_passes", [])
     monkeypatch.setattr(engine, "_FUSE_AFTER_VARYING", 4)
     monkeypatch.setattr(_deferred_backward, "ON", [False])
     return built
@@ -117,7 +156,6 @@ def test_a_leaf_with_ever_more_users_sums_its_gradients_in_three_program_sizes(
         monkeypatch, fused):
     """batched.sum_all sums a leaf's gradients in chunks of 8, 4 or 2: the node-by-node
     backward of an episode of any length uses at most three summing programs per shape."""
-    from torchjax._autograd import batched
     counts = set()
     real = batched._sum
 
@@ -152,9 +190,6 @@ def test_a_chain_met_twice_in_an_episode_of_a_new_length_gets_no_program(monkeyp
     """chains._program: while structures keep changing, a chain's program waits for its
     fourth sighting: the stack-and-sum chain of each loss, met twice per pass, made a
     program (and its trace) for every episode length."""
-    from torchjax._autograd import chains
-    monkeypatch.setattr(chains, "_seen", {})
-    monkeypatch.setattr(chains, "_programs_by_key", {})
     ours, theirs = _policy(torchjax), _policy(torch)
     for n in range(3, 8):  # the per-step chains get their programs here
         for g, e in zip(_two_losses(torchjax, ours, n), _two_losses(torch, theirs, n)):

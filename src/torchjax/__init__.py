@@ -240,3 +240,7 @@ def can_cast(from_, to) -> bool:
 
 
 from .version import __version__  # noqa: E402
+
+from ._gc_freeze import freeze_import as _freeze_import  # noqa: E402
+
+_freeze_import()  # (last: what the import made is permanent, see _gc_freeze.py)

@@ -68,6 +68,9 @@ def save(store, key, entry) -> None:
     parts = (_FORMAT, plan.recipe, plan.size, plan.consts, plan.ins, plan.outs,
              entry.out_tree, [_type(a) for a in entry.in_avals],
              [_type(a) for a in entry.avals], entry.blas)
+    # (the recipe's only reader is this write: a process keeping hundreds of plans would
+    # otherwise hold each one's equations twice, more objects for the cyclic GC to walk)
+    plan.recipe = None
 
     def write():
         try:

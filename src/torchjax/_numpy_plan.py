@@ -100,7 +100,7 @@ def from_recipe(recipe, size, consts, ins, outs) -> Plan:
     """A plan rebuilt from its recipe (KeyError: a primitive with no rule here)."""
     steps = [(functools.partial(E._RULES[name], **params), s_ins, s_outs, multiple)
              for name, params, s_ins, s_outs, multiple in recipe]
-    return Plan(steps, size, consts, ins, outs, recipe)
+    return Plan(steps, size, consts, ins, outs)  # (kept already: no second copy in memory)
 
 
 def run(plan: Plan, args) -> list:
