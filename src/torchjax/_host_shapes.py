@@ -224,7 +224,13 @@ def _instantiate(t, env):
 # -- substitution --------------------------------------------------------------------------
 
 def _size(d, env):
-    return int(d._evaluate(env)) if d.__class__ is _DimExpr else d
+    if d.__class__ is not _DimExpr:
+        return d
+    memo = env[_AVALS]  # (JAX's evaluation of an expression takes ~10 us: once per kind)
+    got = memo.get(id(d))
+    if got is None:
+        got = memo[id(d)] = int(d._evaluate(env))
+    return got
 
 
 def _aval(a, env):
@@ -232,15 +238,16 @@ def _aval(a, env):
     if not shape:
         return a
     memo = env[_AVALS]
-    got = memo.get(a)
+    got = memo.get(id(a))  # (by identity: hashing a symbolic shape compares expressions)
     if got is None:
         new = tuple(_size(d, env) for d in shape)
-        got = memo[a] = a if new == shape else a.update(shape=new)
+        got = a if new == shape else a.update(shape=new)
+        memo[id(a)] = got  # (the template holds `a`: its id stays its own)
     return got
 
 
-_AVALS = object()  # env's entry of the avals made so far (a jaxpr's many equal ones: ~10 us
-                   # for each new ShapedArray)
+_AVALS = object()  # env's entry of the avals and sizes made so far, by the id of the
+                   # template's (a jaxpr's many equal ones: ~10 us for each new ShapedArray)
 _PLAIN = frozenset({int, float, bool, str, type(None), np.dtype})
 
 
@@ -249,7 +256,7 @@ def _param(v, env):
     if c in _PLAIN:
         return v
     if c is _DimExpr:
-        return int(v._evaluate(env))
+        return _size(v, env)
     if c is tuple or c is list:
         new = [_param(x, env) for x in v]
         return v if all(a is b for a, b in zip(new, v)) else c(new)
