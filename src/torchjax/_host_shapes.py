@@ -81,10 +81,6 @@ class Template:
         return env
 
 
-def has_templates(prog) -> bool:
-    return prog in _templates
-
-
 def specs_of(leaves):
     """Per argument leaf: (dtype, weak, shape), or (scalar type, None, None); None when a leaf
     is neither."""

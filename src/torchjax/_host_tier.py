@@ -295,11 +295,8 @@ def call(prog, args, sig, compiled):
         else:
             start = time.perf_counter()
             leaves = _leaves(args)
-            # (a program with templates for its changing sizes instantiates one in ~60 us:
-            # cheaper than reading a kept plan, and not worth keeping one per size)
-            plan_key = None if key is None or _host_shapes.has_templates(prog) else (
-                _host_plans.key_of(key))
-            entry = None if plan_key is None else kept_entry(store, plan_key, leaves)
+            plan_key = None if key is None else _host_plans.key_of(key)
+            entry = None if key is None else kept_entry(store, plan_key, leaves)
             if entry is not None:
                 _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start,
                                              loaded=True)
