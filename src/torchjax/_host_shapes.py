@@ -51,7 +51,7 @@ _numpy_eval._RULES.setdefault("dim_as_value", _dim_as_value)
 
 
 class Template:
-    __slots__ = ("specs", "names", "closed", "out_tree", "unproven")
+    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast")
 
     def __init__(self, specs, names, closed, out_tree, unproven):
         self.specs = specs  # per leaf: (dtype or scalar type, weak, shape of ints and names)
@@ -59,6 +59,7 @@ class Template:
         self.closed = closed  # the symbolic ClosedJaxpr
         self.out_tree = out_tree
         self.unproven = unproven  # size expressions the trace took as nonzero
+        self.fast = _fast_plan(closed)
 
     def bind(self, specs):
         """{symbol: size} for a call of these specs, or None when it does not fit."""
@@ -97,9 +98,9 @@ def specs_of(leaves):
 
 
 def jaxpr_for(prog, args, leaves, config):
-    """(a ClosedJaxpr of sizes substituted, its output tree) for this call from a template of
-    `prog` (one made now, when the call's sizes differ in one length from an earlier call's),
-    or None: trace it concretely. `config`: what else its trace reads (JAX's trace context,
+    """What _instantiate gives (a jaxpr of sizes substituted, or a template's plan with them
+    filled in) for this call from a template of `prog` (one made now, when the call's sizes
+    differ in one length from an earlier call's), or None: trace it concretely. `config`: what else its trace reads (JAX's trace context,
     torchjax's default dtype: _programs._call_key's), which a template must share."""
     specs = specs_of(leaves)
     if specs is None:
@@ -208,17 +209,73 @@ def _has_control_flow(jaxpr) -> bool:
 
 
 def _instantiate(t, env):
+    """(a ClosedJaxpr, its output tree), or from a template's plan (None, plan, in avals,
+    output tree, output avals, flops): `t` for the sizes `env`; None when refused."""
     _import_jax()
     for e in t.unproven:
         if int(e._evaluate(env)) == 0:  # (the trace took it as nonzero)
             STATS["refused"] += 1
             return None
+    env = {**env, _AVALS: {}}
     try:
-        closed = t.closed.replace(jaxpr=_concrete(t.closed.jaxpr, {**env, _AVALS: {}}))
+        if t.fast is not None:
+            got = _from_plan(t, env)
+        else:
+            got = t.closed.replace(jaxpr=_concrete(t.closed.jaxpr, env)), t.out_tree
     except Exception:  # noqa: BLE001  (a parameter this substitution does not know)
         return None
     STATS["instances"] += 1
-    return closed, t.out_tree
+    return got
+
+
+def _fast_plan(closed):
+    """(the plan of the symbolic jaxpr, the indices of its steps whose parameters hold a
+    size, its flops as an expression) when the host tier would take the jaxpr whatever the
+    sizes (its checks read no size), else None: each instance is then a substituted jaxpr,
+    planned anew. A call then rebuilds only its size-dependent steps (~10-20 us) instead of
+    substituting the jaxpr and planning it (~150 us)."""
+    try:
+        from . import _host_tier, _numpy_plan
+        _import_jax()
+        if any(not _host_tier._plain_dtype(getattr(a, "dtype", None)) or a.weak_type
+               for a in closed.out_avals):
+            return None
+        if not _numpy_eval.covers(closed.jaxpr, _host_tier._STOP):
+            return None
+        plan = _numpy_plan.make(closed.jaxpr, closed.consts)
+        if plan.recipe is None or len(plan.recipe) != len(plan.steps):
+            return None
+        dynamic = tuple(i for i, (fn, *_) in enumerate(plan.steps)
+                        if _holds_size(tuple(fn.keywords.values())))
+        return plan, dynamic, _host_tier._flops(closed.jaxpr)
+    except Exception:  # noqa: BLE001  (no rule, a size the checks need: planned per instance)
+        return None
+
+
+def _holds_size(v) -> bool:
+    if v.__class__ is _DimExpr:
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(_holds_size(x) for x in v)
+    return isinstance(v, (_core.Jaxpr, _core.ClosedJaxpr, _core.AbstractValue))
+
+
+def _from_plan(t, env):
+    import functools
+
+    from . import _numpy_plan
+    plan, dynamic, flops = t.fast
+    steps, recipe = list(plan.steps), list(plan.recipe)
+    for i in dynamic:
+        fn, ins, outs, multiple = steps[i]
+        params = {k: _param(v, env) for k, v in fn.keywords.items()}
+        steps[i] = (functools.partial(fn.func, **params), ins, outs, multiple)
+        name, kept, *rest = recipe[i]
+        recipe[i] = (name, {k: params[k] for k in kept}, *rest)
+    closed = t.closed
+    return (None, _numpy_plan.Plan(steps, plan.size, plan.consts, plan.ins, plan.outs, recipe),
+            [_aval(a, env) for a in closed.in_avals], t.out_tree,
+            [_aval(a, env) for a in closed.out_avals], _size(flops, env))
 
 
 # -- substitution --------------------------------------------------------------------------

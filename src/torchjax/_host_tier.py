@@ -155,6 +155,11 @@ def entry_for(jitted, args, leaves, prog=None, config=None):
     if placed is None:
         return NO
     got = None if prog is None else _host_shapes.jaxpr_for(prog, args, leaves, config)
+    if got is not None and got[0] is None:  # (a template's plan, its sizes filled in)
+        _, plan, in_avals, out_tree, out_avals, flops = got
+        if flops > MAX_FLOPS:
+            return NO
+        return Entry(plan, in_avals, out_tree, out_avals, *placed, flops > 0)
     if got is not None:
         closed, out_tree = got
     else:
@@ -186,20 +191,21 @@ def kept_entry(store, key, leaves):
     return None if got is None else Entry(got[0], got[1], got[2], got[3], *placed, got[4])
 
 
-def _flops(jaxpr, times=1) -> float:
+def _flops(jaxpr, times=1):
     """Multiply-adds x 2 of `jaxpr`'s matrix products and convolutions (and of the jaxprs it
-    calls; a scan's body counts once per iteration): what NumPy's time grows with."""
-    total = 0.0
+    calls; a scan's body counts once per iteration): what NumPy's time grows with. In
+    integers, so that a jaxpr of symbolic sizes (_host_shapes) gives an expression of them."""
+    total = 0
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if name == "dot_general":
             (xc, _), _ = eqn.params["dimension_numbers"]
             x = eqn.invars[0].aval.shape
-            total += 2.0 * math.prod(eqn.outvars[0].aval.shape) * math.prod(x[i] for i in xc)
+            total += 2 * math.prod(eqn.outvars[0].aval.shape) * math.prod(x[i] for i in xc)
         elif name == "conv_general_dilated":
             w = eqn.invars[1].aval.shape  # (its input features and window: all but one dim)
-            total += 2.0 * math.prod(eqn.outvars[0].aval.shape) * math.prod(w) / max(
-                w[eqn.params["dimension_numbers"].rhs_spec[0]], 1)
+            total += 2 * math.prod(eqn.outvars[0].aval.shape) * (math.prod(w) // max(
+                w[eqn.params["dimension_numbers"].rhs_spec[0]], 1))
         for inner in _numpy_eval.inner_jaxprs(eqn):  # (covers let only these through)
             total += _flops(inner, eqn.params.get("length", 1))
     return total * times
