@@ -7,7 +7,7 @@ gradients it produces can be differentiated again.
 
 from __future__ import annotations
 
-from ._autograd.engine import Ones, planned, run_nodes
+from ._autograd.engine import BEFORE_BACKWARD, Ones, planned, run_nodes
 from ._autograd.grad_mode import enable_grad
 
 
@@ -56,5 +56,10 @@ class Tensors:
 def run_backward_graph(roots, root_grads, retain_graph: bool, targets=None):
     """Like engine.run_backward; root_grads are Tensors (or Ones), targets' callbacks and
     leaves receive Tensors."""
+    # (as engine.run_backward: a pending sequence runs first, so that no saved value is
+    # still a reference to a result it has not computed (_deferred_grad.Ref); the second
+    # call of a repeated double backward, a gradient penalty's, met one)
+    for f in BEFORE_BACKWARD:
+        f()
     with enable_grad():
         run_nodes(Tensors, planned(roots, targets), roots, root_grads, retain_graph, targets)

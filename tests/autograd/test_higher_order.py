@@ -109,6 +109,66 @@ def test_grad_of_grad_with_respect_to_grad_outputs():
     _both(f)
 
 
+def test_a_repeated_double_backward_as_a_gradient_penalty():
+    """A training loop with a gradient penalty (WGAN-GP's): its second step repeats the
+    first, so its forward is deferred (_deferred_grad), and the create_graph backward must
+    run the pending sequence before it reads saved values (it met a pending reference)."""
+    gen = np.random.default_rng(5)
+    w0 = gen.standard_normal((4, 3)).astype(np.float32)
+    xs = gen.standard_normal((6, 8, 4)).astype(np.float32)
+
+    def run(lib):
+        w = lib.tensor(w0, requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.05)
+        losses = []
+        for x_np in xs:
+            x = lib.tensor(x_np, requires_grad=True)
+            y = (x @ w).tanh().sum()
+            (g,) = lib.autograd.grad(y, x, create_graph=True)
+            loss = y + ((g.norm(dim=1) - 1) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, _np(w)
+
+    (want, w_want), (got, w_got) = run(torch), run(torchjax)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(w_got, w_want, rtol=1e-5, atol=1e-6)
+
+
+_REPEATED = """
+import json, torchjax as lib
+out = []
+for _ in range(4):
+    x = lib.tensor([0.5, -0.25, 2.0], requires_grad=True)
+    v = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (g,) = lib.autograd.grad(lib.sin(x) * x, x, grad_outputs=v, create_graph=True)
+    out.append([t.tolist() for t in lib.autograd.grad(g.sum(), (x, v))])
+print(json.dumps(out))
+"""
+
+
+def test_a_double_backward_repeated_in_a_script(tmp_path):
+    """The same create_graph gradient again and again, in a script (the suite's settings
+    compile deferred programs on the calling thread; a script's, in the background): from
+    its second call the forward's ops are deferred (a repeated structure), and grad() must
+    run them before it reads what they saved (it met a pending reference)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TORCHJAX_CACHE_DIR=str(tmp_path))
+    got = subprocess.run([sys.executable, "-c", _REPEATED], env=env, check=True,
+                         capture_output=True, text=True, timeout=300).stdout
+    x = torch.tensor([0.5, -0.25, 2.0], requires_grad=True)
+    v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (g,) = torch.autograd.grad(torch.sin(x) * x, x, grad_outputs=v, create_graph=True)
+    want = [t.tolist() for t in torch.autograd.grad(g.sum(), (x, v))]
+    for step in json.loads(got.strip().splitlines()[-1]):
+        np.testing.assert_allclose(step, want, rtol=1e-5, atol=1e-6)
+
+
 def test_second_derivative_through_views_and_inplace():
     def f(lib):
         x = lib.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
