@@ -71,6 +71,7 @@ def test_a_length_met_in_one_burst_is_not_compiled(tier, monkeypatch):
     one burst; a length that stays is compiled once its calls go on past SPAN evaluations."""
     monkeypatch.setattr(tier, "HOT", 3)
     monkeypatch.setattr(tier, "SPAN", 60)
+    monkeypatch.setattr(tier, "CHANGING", 8)  # (the default: conftest turns it off)
     f = _programs.program(_twice_plus_one, _programs.ident_of("test", "bursts", id(tier)))
     hot = []  # the sizes compiled because they were hot
     plain = _programs._Program.compile_soon
