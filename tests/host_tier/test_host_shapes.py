@@ -9,23 +9,16 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _host_plans, _host_shapes, _host_tier, _program_soon, _programs
+from torchjax import _host_plans, _host_shapes, _programs
 from torchjax._x64 import scope
 
 pytestmark = pytest.mark.skipif(not _programs.enabled(), reason="the program cache is off")
 
 
-@pytest.fixture
-def tier(monkeypatch):
+@pytest.fixture(autouse=True)
+def no_kept_plans(monkeypatch):
     # (plans an earlier run kept would serve these calls instead: _host_plans)
     monkeypatch.setattr(_host_plans, "load", lambda *args, **kwargs: None)
-    was = _host_tier.ON[0]
-    _host_tier.ON[0] = True
-    try:
-        yield _host_tier
-    finally:
-        _host_tier.ON[0] = was
-        _program_soon.wait_all()
 
 
 def _attend(lib, x, w_qkv, w_out, mask):

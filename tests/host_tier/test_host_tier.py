@@ -13,20 +13,9 @@ import pytest
 import torch
 
 import torchjax
-from torchjax import _host_tier, _program_soon, _programs, compile_stats
+from torchjax import _program_soon, _programs, compile_stats
 
 pytestmark = pytest.mark.skipif(not _programs.enabled(), reason="the program cache is off")
-
-
-@pytest.fixture
-def tier(monkeypatch):
-    was = _host_tier.ON[0]
-    _host_tier.ON[0] = True
-    try:
-        yield _host_tier
-    finally:
-        _host_tier.ON[0] = was
-        _program_soon.wait_all()
 
 
 def _counts():
