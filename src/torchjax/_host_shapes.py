@@ -51,7 +51,7 @@ _numpy_eval._RULES.setdefault("dim_as_value", _dim_as_value)
 
 
 class Template:
-    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast")
+    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast", "lengths")
 
     def __init__(self, specs, names, closed, out_tree, unproven):
         self.specs = specs  # per leaf: (dtype or scalar type, weak, shape of ints and names)
@@ -60,6 +60,7 @@ class Template:
         self.out_tree = out_tree
         self.unproven = unproven  # size expressions the trace took as nonzero
         self.fast = _fast_plan(closed)
+        self.lengths: set = set()  # the lengths it has served (_host_tier's CHANGING)
 
     def bind(self, specs):
         """{symbol: size} for a call of these specs, or None when it does not fit."""
@@ -102,6 +103,7 @@ def jaxpr_for(prog, args, leaves, config):
     filled in) for this call from a template of `prog` (one made now, when the call's sizes
     differ in one length from an earlier call's), or None: trace it concretely. `config`: what else its trace reads (JAX's trace context,
     torchjax's default dtype: _programs._call_key's), which a template must share."""
+    _tls.family = 0
     specs = specs_of(leaves)
     if specs is None:
         return None
@@ -118,6 +120,8 @@ def jaxpr_for(prog, args, leaves, config):
         if env is not None:
             got = _instantiate(t, env)
             if got is not None:
+                t.lengths.add(env["d0"])
+                _tls.family = len(t.lengths)
                 return got
     if len(templates) >= MAX_TEMPLATES or _failed.get(prog, 0) >= MAX_FAILED:
         return None
@@ -134,7 +138,17 @@ def jaxpr_for(prog, args, leaves, config):
         _templates.setdefault(prog, []).append(t)
     STATS["templates"] += 1
     env = t.bind(specs)
-    return None if env is None else _instantiate(t, env)
+    if env is None:
+        return None
+    t.lengths.add(env["d0"])
+    _tls.family = len(t.lengths)
+    return _instantiate(t, env)
+
+
+def family() -> int:
+    """How many lengths the template that gave this thread's last jaxpr_for its jaxpr has
+    served (0: none gave it): a program's sizes that keep changing (_host_tier.CHANGING)."""
+    return getattr(_tls, "family", 0)
 
 
 def _one_length(earlier, specs):
