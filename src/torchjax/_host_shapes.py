@@ -251,10 +251,7 @@ def _fast_plan(closed):
     try:
         from . import _host_tier, _numpy_plan
         _import_jax()
-        if any(not _host_tier._plain_dtype(getattr(a, "dtype", None)) or a.weak_type
-               for a in closed.out_avals):
-            return None
-        if not _numpy_eval.covers(closed.jaxpr, _host_tier._STOP):
+        if not _host_tier.takes_jaxpr(closed):
             return None
         plan = _numpy_plan.make(closed.jaxpr, closed.consts)
         if plan.recipe is None or len(plan.recipe) != len(plan.steps):

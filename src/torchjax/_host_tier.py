@@ -172,9 +172,7 @@ def entry_for(jitted, args, leaves, prog=None, config=None):
             return NO
         closed, out_tree = traced.jaxpr, jax.tree_util.tree_structure(traced.out_info)
     out_avals = closed.out_avals
-    if any(not _plain_dtype(getattr(a, "dtype", None)) or a.weak_type for a in out_avals):
-        return NO
-    if not _numpy_eval.covers(closed.jaxpr, _STOP):
+    if not takes_jaxpr(closed):
         return NO
     flops = _flops(closed.jaxpr)
     if flops > MAX_FLOPS:
@@ -184,6 +182,13 @@ def entry_for(jitted, args, leaves, prog=None, config=None):
     except _numpy_eval.NoRule:
         return NO
     return Entry(plan, closed.jaxpr.in_avals, out_tree, out_avals, *placed, flops > 0)
+
+
+def takes_jaxpr(closed) -> bool:
+    """Whether the host tier evaluates this ClosedJaxpr (its outputs plain and not weakly
+    typed, a NumPy rule for every equation; its sizes are not looked at)."""
+    return not any(not _plain_dtype(getattr(a, "dtype", None)) or a.weak_type
+                   for a in closed.out_avals) and _numpy_eval.covers(closed.jaxpr, _STOP)
 
 
 def kept_entry(store, key, leaves):
@@ -311,7 +316,6 @@ def call(prog, args, sig, compiled):
                 _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start,
                                              loaded=True)
             else:
-                _host_shapes._tls.family = 0  # (entry_for may not ask for a template)
                 entry = entry_for(prog.jit, args, leaves, prog, sig[1:])
                 family = _host_shapes.family()
                 if entry is not NO:
