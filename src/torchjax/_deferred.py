@@ -53,12 +53,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from operator import is_ as _is
 
 import jax
 
 from . import _deferred_grad as _grad
 from . import _deferred_kinds as _kinds
 from . import _deferred_programs as _dp
+from . import _deferred_replay as _replay
 from . import _deferred_threads, _tensor
 from . import _deferred_windows as _windows
 from ._autograd import engine, grad_mode
@@ -85,6 +87,11 @@ ON = [os.environ.get("TORCHJAX_DEFER", "1") not in ("", "0")]
 # the eager path (docs/performance_eager.md)
 GRAD = [os.environ.get("TORCHJAX_DEFER_GRAD", "1") not in ("", "0")]
 COOL = _grad._COOL  # (read by _dispatch.dispatch: grad ops skip recording while cooling)
+# a sequence is checked against the thread's last repeated one as it is recorded (the replay,
+# _deferred_replay.py; TORCHJAX_REPLAY=0 turns it off)
+REPLAY = _replay.REPLAY
+leave_trace, materialize, follow = _replay.leave_trace, _replay.materialize, _replay.follow
+_RLOCAL = _replay.LOCAL
 MAX_OPS = 64  # a longer sequence is cut (run) here
 # ... unless it records tape nodes: a graph's forward is run by its backward anyway, and a
 # tree net's 94-op forward is then one program rather than two (and its windows, when on,
@@ -98,25 +105,27 @@ WINDOWS = [False]
 _STATE = grad_mode.STATE
 _SLOT = Tensor.__dict__["_data"]
 _PROGRAMS = _dp.PROGRAMS
+_COMPILING = _dp._Compiling
 # counts for tests and benchmarks: sequence programs made, sequences run op by op
 STATS = _dp.STATS
 _refs = sys.getrefcount
-_get_ident = threading.get_ident
 _wrap = _new_tensor = Tensor._wrap
+_new_pending = Tensor._pending
 
 try:
     from jax._src.array import ArrayImpl as _CONCRETE
 except ImportError:  # pragma: no cover - moved in a newer jax: nothing is deferred
     _CONCRETE = None
+_AVAL = jax.core.ShapedArray
 
 
 class _Seq:
     """One thread's pending ops, in order."""
 
     __slots__ = ("ops", "ext", "where", "key", "results", "nodes", "done", "finished",
-                 "error", "lock", "owner", "graph", "pieces", "warm")
+                 "error", "lock", "graph", "pieces", "warm", "exp", "kinds")
 
-    def __init__(self):
+    def __init__(self, exp=None):
         self.ops = []  # (compiled row, pure row, where its input sources are in `key`)
         self.ext = []  # the arrays and numbers read from outside the sequence
         # id of an array in ext -> its index: an array read by several ops (a Linear's weight
@@ -143,7 +152,15 @@ class _Seq:
         # cost every no-grad chain ~0.15 us for a case that is rare
         self.lock = None
         self.finished = False  # set by the owner's run when every result is written
-        self.owner = _get_ident()
+        # the thread's last repeated sequence (a _deferred_replay._Trace), while this one has
+        # matched it op for op so far (record checks each call against it instead of looking
+        # its kind up); None once they differ
+        self.exp = exp
+        # per op recorded by record's lookup, (fast-path table, its key, its entry), or the
+        # entry of the trace it followed (filled in when the sequence leaves the trace; None
+        # until then, and for good once an op from elsewhere joins it); a trace is made of
+        # them when the sequence repeats
+        self.kinds = [] if exp is None else None
 
 
 class _Local(threading.local):
@@ -191,9 +208,7 @@ def _forget(seq, n_ext):
 
 def _pending_result(seq, i, aval):
     """The pending tensor of seq's op i: no `_data` until a read runs the sequence."""
-    t = _wrap(None)
-    del t._data
-    t._lazy = (seq, i, aval)
+    t = _new_pending((seq, i, aval))
     seq.results.append(t)
     return t
 
@@ -217,9 +232,77 @@ def record(prep, fast, dyn, stat):
                 break
     seq = _LOCAL.seq
     if seq.done:
-        seq = _LOCAL.seq = _Seq()
+        seq = _LOCAL.seq = _Seq(_RLOCAL.trace)
     ext = seq.ext
     n_ext = len(ext)
+    where = seq.where
+    exp = seq.exp
+    if exp is not None:
+        # The replay: the same call as the one at this place of the thread's last repeated
+        # sequence (same row, static arguments, dtypes and shapes, inputs from the same
+        # places) is that call's kind again: checked here, with no key built or looked up
+        i = len(seq.results)
+        try:
+            e = exp.entries[i]
+        except IndexError:  # (longer than the trace)
+            e = None
+        # (static arguments equal and each the same object have the same types: True and 1
+        # are equal but different calls; a tuple among them is checked by its types)
+        if e is not None and e[0] is fast and (stat is e[1] or (stat == e[1] and (
+                all(map(_is, stat, e[1])) or _types(stat) == e[2]))):
+            pattern = 0
+            for v, s, x in zip(dyn, e[4], e[8]):
+                if isinstance(v, Tensor):
+                    lz = v._lazy
+                    if lz is not None:
+                        if lz[0] is not seq or ~lz[1] != s:
+                            break
+                    else:
+                        a = v._data
+                        if a.__class__ is not _CONCRETE or a._committed:
+                            break
+                        av = a.aval
+                        if av is not x and (x.__class__ is not _AVAL or av.shape != x.shape
+                                            or av.dtype != x.dtype):
+                            break
+                        j = where.get(id(a))
+                        if j is None:
+                            j = where[id(a)] = len(ext)
+                            ext.append(a)
+                        if j != s:
+                            break
+                    if rg:
+                        pattern = pattern * 3 + (2 if v._requires_grad else 1)
+                elif v.__class__ is x:
+                    if s.__class__ is tuple:  # a number kept as a constant of the program
+                        if s[1] != v or s not in _KEPT:
+                            break
+                    elif len(ext) != s or (x, v) in _KEPT:
+                        break
+                    else:
+                        _number(v)
+                        ext.append(v)
+                    pattern *= 3
+                else:
+                    break
+            else:
+                aval = e[7]
+                if i or not _ALONE or not _alone(e[5][0]):
+                    t = _new_pending((seq, i, aval))
+                    if not rg or _grad.attach(t, prep, e[3], dyn, seq, i, pattern, aval):
+                        seq.results.append(t)  # (its `ops` and `key`: materialize)
+                        if rg:
+                            seq.graph = True
+                        if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
+                            run(seq)
+                        return t
+                _forget(seq, n_ext)
+                return None
+            _forget(seq, n_ext)
+        materialize(seq)
+        seq.exp = None
+        # (the ops that followed the trace: its entries, for this sequence's own trace)
+        seq.kinds = list(exp.entries[:i])
     skey = seq.key
     k0 = len(skey)
     skey.append(None)  # the op's token, known after the lookup
@@ -228,7 +311,6 @@ def record(prep, fast, dyn, stat):
         keys = [stat, types if tuple not in types else _types(stat)]
     else:
         keys = [stat, ()]
-    where = seq.where
     pattern = 0  # per argument: 2 a tensor requiring grad, 1 another tensor, 0 a number
     for v in dyn:
         if isinstance(v, Tensor):
@@ -275,8 +357,9 @@ def record(prep, fast, dyn, stat):
         else:
             break
     else:
+        kt = tuple(keys)
         try:
-            hit = fast.get(tuple(keys))
+            hit = fast.get(kt)
         except TypeError:  # a list among the static arguments
             hit = None
         if hit is not None:
@@ -289,13 +372,14 @@ def record(prep, fast, dyn, stat):
                 aval = None  # (not deferred: see _alone)
             if aval is not None:
                 # the pending result (as _pending_result)
-                t = _new_tensor(None)
-                del t._data
-                t._lazy = (seq, i, aval)
+                t = _new_pending((seq, i, aval))
                 if not rg or _grad.attach(t, prep, hit, dyn, seq, i, pattern, aval):
                     skey[k0] = meta[0]
                     seq.ops.append((hit[0], meta[2], k0 + 1, len(skey)))
                     seq.results.append(t)
+                    kinds = seq.kinds
+                    if kinds is not None:  # (None: it can make no trace, leave_trace)
+                        kinds.append((fast, kt, hit))
                     if rg:
                         seq.graph = True
                     if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
@@ -304,6 +388,8 @@ def record(prep, fast, dyn, stat):
     # not deferred: forget what this call added
     _forget(seq, n_ext)
     del skey[k0:]
+    if not seq.results and seq.exp is None:  # (nothing recorded yet: the next call may
+        seq.exp = _RLOCAL.trace                # still follow the trace)
     return None
 
 
@@ -325,6 +411,8 @@ def record_list(prep, fast, dyn, stat):
     seq = _LOCAL.seq
     if seq.done:
         seq = _LOCAL.seq = _Seq()
+    elif seq.exp is not None:
+        materialize(seq)
     ext = seq.ext
     n_ext = len(ext)
     srcs = []
@@ -359,6 +447,8 @@ def record_list(prep, fast, dyn, stat):
                 skey.append(meta[0])
                 skey.append((None, tuple(srcs)))
                 seq.ops.append((hit[0], meta[2], k0 + 1, k0 + 2))
+                if seq.kinds is not None or seq.exp is not None:
+                    leave_trace(seq)  # (no replay through a list row: _deferred_replay._bake)
                 t = _pending_result(seq, i, aval)
                 if node is not None:
                     _grad.give(t, node, aval)
@@ -432,10 +522,11 @@ def force(t):
     seq = t.__dict__["_lazy"][0]
     if seq.__class__ is not _Seq:  # a piece left for its first read (_deferred_split)
         return seq.get(t)
-    if seq.owner == _get_ident():
+    # (a thread's unfinished sequence is its current one: it is replaced only once done)
+    if seq is _LOCAL.seq:
         if not seq.done:
             _run(seq)
-    else:
+    elif not seq.finished:  # (another thread's, maybe being run by it right now)
         _deferred_threads.force_other(seq, t)
     if seq.error is not None:
         raise RuntimeError("the deferred sequence that computes this tensor failed") \
@@ -447,6 +538,7 @@ def force(t):
 
 
 _tensor._FORCE[0] = force
+_grad.DEFERRED[0] = sys.modules[__name__]
 
 
 def _getattr(self, name):
@@ -458,7 +550,14 @@ def _getattr(self, name):
         lz = self.__dict__.get("_lazy")
         if lz is not None:
             seq = lz[0]
-            if seq.__class__ is _Seq and seq.owner == _get_ident() and not seq.done:
+            # (the thread's own pending sequence: only the thread that owns an unfinished
+            # sequence has it as its current one)
+            if seq is _LOCAL.seq and not seq.done:
+                exp = seq.exp
+                if exp is not None and exp.live is not None and not seq.graph:
+                    got = _replay.replayed(seq, exp, self)
+                    if got is not None:
+                        return got
                 _run(seq)
                 if seq.error is None and "_lazy" not in self.__dict__:
                     return _SLOT.__get__(self)
@@ -475,7 +574,7 @@ def flush():
     """Run the calling thread's pending sequence now (every backward does)."""
     _grad.step_ended()
     seq = _LOCAL.seq
-    if not seq.done and seq.ops:
+    if not seq.done and seq.results:
         run(seq)
 
 
@@ -489,6 +588,7 @@ def _run(seq):
     """Run a sequence: its program (or its ops one by one), results into the live tensors."""
     seq.done = True
     results = seq.results
+    exp = seq.exp
     live = []
     i = 0
     for t in results:
@@ -496,8 +596,10 @@ def _run(seq):
         if _refs(t) > 3 and t._lazy is not None:
             live.append(i)
         i += 1
-    ops, ext, flat, nodes = seq.ops, seq.ext, seq.key, seq.nodes
-    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
+    if exp is not None:
+        materialize(seq)
+    ops, ext, flat, nodes, kinds = seq.ops, seq.ext, seq.key, seq.nodes, seq.kinds
+    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = seq.kinds = None
     if seq.pieces and live:  # pieces nobody read yet are computed at their first read
         live = _deferred_split.later(ops, flat, ext, results, live)
     if ops and (_ALONE or len(ops) == 1):  # (_ran_alone has nothing to do otherwise)
@@ -515,7 +617,24 @@ def _run(seq):
         seq.finished = True
         return
     live = tuple(live)
-    key = (tuple(flat), live)
+    exp = seq.exp
+    prog = None
+    if exp is not None and len(ops) == len(exp.entries):
+        # the thread's last repeated sequence again, op for op (record checked each): its key,
+        # and its program when the same results are alive
+        key = (exp.flat, live)
+        if live == exp.live:
+            prog = exp.prog
+            if prog.__class__ is _COMPILING:  # (done: the program itself from now on)
+                if prog.done:
+                    exp.prog = prog.fn
+                prog = None
+            else:
+                STATS["replayed"] += 1
+                follow(exp)
+    else:
+        key = (tuple(flat), live)
+        exp = None
     top = _TRACE.value is _EVAL
     # the x64 scope, its common case inline (see _x64.py)
     token = _KEPT_X64 if _X64.value else _X64.swap_local(True) if top else _enter()
@@ -526,7 +645,10 @@ def _run(seq):
             with jax.ensure_compile_time_eval():
                 outs = _outputs(key, ops, ext, flat, live)
         else:
-            prog = _PROGRAMS.get(key)
+            if prog is None:
+                prog = _PROGRAMS.get(key)
+                if prog is not None:
+                    _replay.keep(seq, exp, key, live, prog, ops, ext, kinds)
             if prog is not None:
                 outs = prog(*ext)
             else:

@@ -30,6 +30,7 @@ import jax
 
 from . import (
     _deferred,
+    _deferred_fold,
     _deferred_programs,
     _deferred_split,
     _deferred_template,
@@ -37,6 +38,7 @@ from . import (
     _programs,
 )
 from . import _deferred_grad as _grad
+from . import _deferred_replay as _replay
 from ._autograd import engine, fused
 from ._autograd.node import AccumulateGrad, Node
 from ._scalar_args import seen_enough as _count
@@ -47,7 +49,8 @@ COMPILE_AFTER = 2  # a (sequence, graph) pair seen this many times gets its prog
 _MAX = 64  # programs kept (cleared when full); also bounds the sightings table
 _PROGRAMS: dict = {}  # key -> program, or engine._Compiling while it compiles
 _SEEN: dict = {}
-STATS = {"runs": 0, "programs": 0}  # for tests and benchmarks
+# for tests and benchmarks ("replayed": runs whose key the step's trace gave)
+STATS = {"runs": 0, "programs": 0, "replayed": 0}
 _Ref = _grad.Ref
 _refs = sys.getrefcount
 _source = _deferred_programs.source
@@ -57,6 +60,7 @@ _CONCRETE = fused._CONCRETE
 _wrap = Tensor._wrap
 _STORE_GRAD = Tensor._store_grad
 _RELEASE = Node.release
+_FOLD = _deferred_fold.ON
 
 
 def run(nodes, root_slots, parts, root_grads) -> bool:
@@ -79,10 +83,38 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
         if _refs(t) > 3 and t._lazy is not None:
             live.append(i)
         i += 1
-    flat = seq.key
     if seq.pieces and live:  # pieces nobody read yet are computed at their first read
-        live = _deferred_split.later(seq.ops, flat, seq.ext, results, live)
+        live = _deferred_split.later(seq.ops, seq.key, seq.ext, results, live)
     live = tuple(live)
+    exp = seq.exp
+    if exp is not None and exp.bw is not None and len(results) == len(exp.entries):
+        # the last step again (record followed its sequence op for op): when the graph is
+        # its graph too, so are the key and the program; no saved value is walked
+        bw = exp.bw
+        if live == bw.live and parts == bw.parts and root_slots == bw.root_slots and \
+                nodes[0] is results[bw.root]._grad_fn:
+            implicit, given = engine.root_parts(root_grads)
+            if implicit == bw.implicit:
+                prog = bw.prog
+                if prog.__class__ is engine._Compiling:
+                    if prog.thread.is_alive():
+                        prog = None
+                    else:
+                        prog = bw.prog = _PROGRAMS[bw.key] = prog.fn
+                if prog is not None:
+                    args = list(seq.ext)
+                    for k, j in bw.numbers:
+                        args.append(nodes[k]._saved[j])
+                    _replay.follow(exp)
+                    STATS["replayed"] += 1
+                    if bw.folds and _FOLD[0]:  # the optimizer's update too (_deferred_fold)
+                        done = _folded(seq, nodes, live, results, bw, args, given, root_grads)
+                        if done:
+                            return True
+                    return _finish(seq, nodes, live, results, prog, args, given, bw)
+    if exp is not None:
+        _replay.materialize(seq)
+    flat = seq.key
     # (a kind of sequence whose graphs keep being new runs by its template at once: its
     # exact key, which would be built, hashed and counted for nothing, is skipped)
     sig = _deferred_template.preferred(seq, live, root_grads)
@@ -138,13 +170,137 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
             return not tried and _template(seq, nodes, graph, root_slots, root_grads, live,
                                            results, False)
         prog = _PROGRAMS[key] = prog.fn
+    bw = _replay.keep_backward(seq, prog, lambda: _trace_of(
+        seq, nodes, results, key, prog, parts, root_slots, implicit, live, leaves, where,
+        len(seq.ext)))
+    return _finish(seq, nodes, live, results, prog, args, given, bw)
+
+
+def _finish(seq, nodes, live, results, prog, args, given, bw):
     for n in nodes:
         if type(n) is not AccumulateGrad and (n._released or n._versions):
             n.check_saved()
     grads = _grad.run_together(seq, live, results, lambda: prog(tuple(args), given))
     STATS["runs"] += 1
     _store(nodes, grads)
+    if bw is not None:
+        _deferred_fold.note(bw, nodes, grads, args)
     return True
+
+
+def _folded(seq, nodes, live, results, bw, args, given, root_grads):
+    """_finish with the program that also computes bw's folded updates, when they can be
+    computed now and the program is made; False: the plain program runs."""
+    ups = _deferred_fold.plan(bw, nodes, args)
+    if ups is None:
+        return False
+    inputs = _deferred_fold.inputs(bw, ups)
+    fprog = bw.fprog
+    if fprog is None:
+        _replay.materialize(seq)
+        fprog = _fold_program(bw, seq.ops, args, given, inputs)
+        if fprog is None:
+            return False
+    if fprog.__class__ is engine._Compiling:
+        if fprog.thread.is_alive():
+            return False
+        fprog = bw.fprog = fprog.fn
+    for n in nodes:
+        if type(n) is not AccumulateGrad and (n._released or n._versions):
+            n.check_saved()
+    box = []
+
+    def call():
+        outs, grads, res = fprog(tuple(args), given, inputs)
+        box.append(res)
+        return outs, grads
+    grads = _grad.run_together(seq, live, results, call)
+    STATS["runs"] += 1
+    _store(nodes, grads)
+    _deferred_fold.note(bw, nodes, grads, args)
+    _deferred_fold.keep(bw, ups, args, grads, box[0])
+    return True
+
+
+def _fold_program(bw, ops, args, given, inputs):
+    """bw's program with its folds' updates, compiled on engine's background thread (None
+    while that thread is busy with another: tried again at the next step)."""
+    flat, live, structure, tree, where = bw.key
+    forward_backward = _forward_backward(bw.key, ops)
+    seq_ident = _deferred_programs._ident(ops, flat, live)
+    folds = _deferred_fold.ident_of(bw)
+    ident = None if seq_ident is None or folds is None else fused.ident(
+        structure, (tree, where), "forward+backward+update", seq_ident, folds)
+    prog = _programs.program(_deferred_fold.program(bw, forward_backward), ident)
+    if engine.BACKGROUND:
+        busy = engine._compiling[0]
+        if busy is not None and busy.thread.is_alive():
+            return None
+        bw.fprog = engine._compiling[0] = engine._Compiling(
+            prog, _programs.compile_ahead(prog, (tuple(args), given, inputs)))
+        return bw.fprog
+    bw.fprog = prog
+    return prog
+
+
+class _Backward:
+    """What a step that follows the trace of this one op for op needs to know that its graph
+    is this one's too (the key's parts that record did not check) and to run it: the
+    program and its key, the op whose result is the root, and where the saved numbers (the
+    program's arguments after the sequence's inputs) are among the graph's nodes."""
+
+    __slots__ = ("key", "prog", "parts", "root_slots", "implicit", "live", "root", "numbers",
+                 "folds", "fprog", "refused")
+
+    def __init__(self):
+        # optimizer updates folded into the program (_deferred_fold): the folds, their
+        # program (None until made), and the groups not to fold again, (id(optimizer),
+        # group index) -> weakref(optimizer)
+        self.folds = ()
+        self.fprog = None
+        self.refused = {}
+
+
+def _trace_of(seq, nodes, results, key, prog, parts, root_slots, implicit, live, leaves,
+              where, n_ext):
+    """The _Backward of a step whose graph holds the sequence's nodes only (each saved array
+    one of its inputs), from a single root; else None (its steps build their key)."""
+    if len(root_slots) != 1 or root_slots[0][0] != 0:
+        return None
+    own = {}
+    for i, t in enumerate(results):
+        fn = t._grad_fn if isinstance(t, Tensor) else None
+        if fn is not None:
+            own[id(fn)] = i
+    root = own.get(id(nodes[0]))
+    if root is None:
+        return None
+    numbers = []
+    k = 0  # the leaves of the saved tuples in flatten's order: node by node, left to right
+    for p, n in enumerate(nodes):
+        if type(n) is AccumulateGrad:
+            continue
+        if id(n) not in own:
+            return None  # a node recorded outside the sequence
+        for j, x in enumerate(n._saved):
+            if x is None:
+                continue
+            if x.__class__ is _Ref:
+                pass
+            elif x.__class__ is _CONCRETE:
+                if where[k] >= n_ext:
+                    return None  # (an array that is not one of the sequence's inputs)
+            elif x.__class__ in (tuple, list, dict) or isinstance(x, (tuple, list, dict)):
+                return None  # (a nested saved value: not walked here)
+            else:
+                numbers.append((p, j))
+            k += 1
+    if k != len(leaves):
+        return None
+    bw = _Backward()
+    bw.key, bw.prog, bw.parts, bw.root_slots = key, prog, parts, root_slots
+    bw.implicit, bw.live, bw.root, bw.numbers = implicit, live, root, tuple(numbers)
+    return bw
 
 
 def _store(nodes, grads):
@@ -182,9 +338,8 @@ def _seen_enough(key) -> bool:
     return _count(_SEEN, hash(key), COMPILE_AFTER, 4 * _MAX)
 
 
-def _program(key, ops, args, root_grads):
-    """The key's program (kept), compiled now or on engine's background thread (then None
-    is returned: the usual path runs until it is done)."""
+def _forward_backward(key, ops):
+    """The key's pure function: (args, root gradients) -> (live results, leaves' gradients)."""
     flat, live, structure, tree, where = key
     steps = [(p, flat[a:b]) for _, p, a, b in ops]
     backward = fused.backward_of(structure)
@@ -195,7 +350,14 @@ def _program(key, ops, args, root_grads):
             vals.append(pure(*[_source(s, args, vals) for s in srcs]))
         saved = _unflatten(tree, [args[s] if s >= 0 else vals[~s] for s in where])
         return tuple(vals[i] for i in live), backward(saved, root_grads)
+    return forward_backward
 
+
+def _program(key, ops, args, root_grads):
+    """The key's program (kept), compiled now or on engine's background thread (then None
+    is returned: the usual path runs until it is done)."""
+    flat, live, structure, tree, where = key
+    forward_backward = _forward_backward(key, ops)
     seq_ident = _deferred_programs._ident(ops, flat, live)
     ident = None if seq_ident is None else fused.ident(structure, (tree, where),
                                                        "forward+backward", seq_ident)

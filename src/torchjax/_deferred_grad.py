@@ -32,6 +32,7 @@ from ._linearize import ACTIVE as _LINEARIZE
 from ._tensor import Tensor
 
 _SAVED_HOOKS = _saved_hooks.STATE
+_new = object.__new__
 _ANOMALY = anomaly.STATE
 # the dtypes a result requires grad in (_dispatch._INEXACT; _dispatch imports this module)
 _INEXACT = frozenset(np.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64,
@@ -81,6 +82,11 @@ _NEXT_COOL = [COOL_STEPS]
 # whether the cool-down in force came from new long sequences only (ended by `repeated`)
 _SHORT = [False]
 _NEW = [False]
+
+
+# torchjax._deferred, set by it when imported (it imports this module; an import inside a
+# function costs ~1 us a call, and run_together is on every step of a small model)
+DEFERRED = [None]
 
 
 def reset():
@@ -141,11 +147,12 @@ def run_together(seq, live, results, call):
     as the usual path's flush would run it: one backward less to cool down, the sequence done,
     its live results written, a fused run counted. Returns the gradients."""
     step_ended()
-    ops, flat = seq.ops, seq.key
+    deferred = DEFERRED[0]
+    if deferred._ALONE or len(results) == 1:  # (_ran_alone has nothing to do otherwise)
+        deferred.materialize(seq)
+        deferred._ran_alone(seq.ops, seq.key)
     seq.done = True
     seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = None
-    from ._deferred import _ran_alone  # (_deferred imports this module)
-    _ran_alone(ops, flat)
     try:
         outs, grads = call()
     except BaseException as e:
@@ -192,7 +199,9 @@ def attach(t, prep, hit, dyn, seq, i, pattern, aval):
             if needs is None or j in needs:
                 lz = v._lazy
                 if lz is not None:
-                    saved.append(Ref(lz[1], seq))
+                    r = _new(Ref)  # (Ref(lz[1], seq) without its __init__'s call)
+                    r.i, r.seq = lz[1], seq
+                    saved.append(r)
                     refs = True
                 else:
                     saved.append(v._data)
@@ -218,7 +227,17 @@ def attach(t, prep, hit, dyn, seq, i, pattern, aval):
     if saves_result:
         vc = t._vc = [0]
         versions.append((vc, 0, aval))
-    node = cls(spec, tuple(saved), tuple(edges), tuple(versions), 1, prep.has_saved)
+    # (Node.__init__ written out, as AccumulateGrad's is: a small model's forward makes a
+    # node per op every step; anomaly mode, which __init__ also serves, is never deferred)
+    node = _new(cls)
+    node._spec = spec
+    node._saved = tuple(saved)
+    node._edges = tuple(edges)
+    node._versions = tuple(versions)
+    node._n_out = 1
+    node._retained = node._pre_hooks = node._hooks = node._tensor_hooks = None
+    node._has_saved = prep.has_saved
+    node._released = False
     if aval.dtype in _INEXACT:
         t._requires_grad = True
         t._grad_fn = node

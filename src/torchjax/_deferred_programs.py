@@ -35,8 +35,9 @@ _MAX_SEEN = 4096
 PROGRAMS: dict = {}
 SEEN: dict = {}
 # counts for tests and benchmarks: sequence programs made, sequences run op by op
-# (and runs by windows; "waiting": op-by-op runs of a sequence whose program is compiling)
-STATS = {"compiled": 0, "op_by_op": 0, "windows": 0, "waiting": 0}
+# (and runs by windows; "waiting": op-by-op runs of a sequence whose program is compiling;
+# "replayed": runs of a sequence that followed its trace to the end, _deferred_replay)
+STATS = {"compiled": 0, "op_by_op": 0, "windows": 0, "waiting": 0, "replayed": 0}
 
 
 def source(s, ext, vals):

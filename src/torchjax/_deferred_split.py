@@ -154,6 +154,8 @@ def record(prep, dyn, stat):
     seq = _deferred._LOCAL.seq
     if seq.done:
         seq = _deferred._LOCAL.seq = _deferred._Seq()
+    elif seq.exp is not None:
+        _deferred.materialize(seq)
     n = len(kind.avals)
     j = len(seq.ops)
     if j + n + 1 >= (_deferred.MAX_GRAD_OPS if seq.graph or rg else _deferred.MAX_OPS):
@@ -169,6 +171,8 @@ def record(prep, dyn, stat):
     seq.ops.append((kind.call, kind.pure, k0 + 1, k0 + 2))
     seq.results.append(_NO_RESULT)
     seq.pieces = True
+    if seq.kinds is not None or seq.exp is not None:
+        _deferred.leave_trace(seq)  # (no replay through pieces: _deferred_replay._bake)
     node = None
     if rg:
         fn = src._grad_fn
@@ -185,9 +189,7 @@ def record(prep, dyn, stat):
         skey.append(~j)
         seq.ops.append((item, item, k0 + 1, k0 + 2))
         aval = kind.avals[k]
-        t = _deferred._new_tensor(None)
-        del t._data
-        t._lazy = (seq, j + 1 + k, aval)
+        t = _deferred._new_pending((seq, j + 1 + k, aval))
         seq.results.append(t)
         if node is not None and aval.dtype in _INEXACT:
             t._requires_grad = True

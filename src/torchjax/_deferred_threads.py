@@ -9,6 +9,7 @@ import time
 import jax
 
 from . import _deferred_programs as _dp
+from ._deferred_replay import view as _view
 from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
@@ -35,7 +36,10 @@ def force_other(seq, t):
             while not seq.finished:
                 time.sleep(1e-5)
             return
-        ops, ext, flat = ops[:i + 1], list(ext), list(flat)
+        # (the owner only appends; while its sequence follows a trace, the ops and key of
+        # the ops recorded so far are the trace's: _deferred_replay.view)
+        ops, flat = _view(seq, i + 1)
+        ext = list(ext)
         token = _enter()
         try:
             with jax.ensure_compile_time_eval():

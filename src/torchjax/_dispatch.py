@@ -72,6 +72,7 @@ _STATE = grad_mode.STATE
 _DEFER = _deferred.ON
 _DEFER_GRAD = _deferred.GRAD
 _DEFER_COOL = _deferred.COOL  # grad deferral cooling down: grad ops turned away here
+_defer, _defer_list = _deferred.record, _deferred.record_list
 _AUTOCAST = _autocast.STATE
 _DEVICE_DTYPES = _device_dtypes.STATE
 _RESULT_HOOKS = _result_hooks.STATE
@@ -388,7 +389,8 @@ def _node_cls(prep, dyn, stat, inplace=False):
 
 def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     """Run one op eagerly; record it on the tape when grad mode is on and an input needs it."""
-    if _DEFER[0] and prep.fast is not None and CAPTURE is None:  # before the scope: see
+    fast = prep.fast
+    if fast is not None and _DEFER[0] and CAPTURE is None:  # before the scope: see
         # _deferred.record. Most ops of a training step record a node: turned away here,
         # inline (through record that check cost ~0.3 µs per op, inline ~0.05-0.1)
         v = None
@@ -399,8 +401,7 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
             else:
                 v = None
         if v is None and not _AUTOCAST.on and not _RESULT_HOOKS.hooks:
-            res = (_deferred.record_list if prep.list_fast else _deferred.record)(
-                prep, prep.fast, dyn, stat)
+            res = (_defer_list if prep.list_fast else _defer)(prep, fast, dyn, stat)
             if res is not None:
                 return res
     elif prep.pieces and _DEFER[0] and CAPTURE is None and not _AUTOCAST.on \

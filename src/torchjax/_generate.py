@@ -152,6 +152,15 @@ def _generate(op: OpDef, kind: str):
         parts = parts + (["out=None"] if kwonly else ["*", "out=None"])
         lines += ["    if out is not None:",
                   f"        return _dispatch_out(_prep, {dyn_t}, {stat_t}, out)"]
+    # every static argument left at its default: one tuple made once, so that a call that
+    # repeats is the same object (a deferred op checks its static arguments against the last
+    # step's by identity first: _deferred.record)
+    named = [f"_d_{n}" for n in op.statics]
+    if named and all(d in defaults for d in named):
+        same = " and ".join(f"{rename[n]} is {d}" for n, d in zip(op.statics, named))
+        lines += [f"    if {same}:",
+                  f"        return {body}(_prep, {dyn_t}, _STATICS)"]
+        defaults = dict(defaults, _STATICS=tuple(defaults[d] for d in named))
     lines.append(f"    return {body}(_prep, {dyn_t}, {stat_t})")
     src = "\n".join(lines).replace("{params}", ", ".join(parts)) + "\n"
     ns = dict(defaults, _prep=prep, _dispatch=dispatch, _dispatch_inplace=dispatch_inplace,

@@ -105,6 +105,31 @@ class Tensor(_HostReads, _Conversions):
         t._layout = None
         return t
 
+    @classmethod
+    def _pending(cls, lazy) -> Tensor:
+        """_wrap for a pending result of a deferred op (_deferred.py): every slot as _wrap
+        sets it but `_data`, left unset (its first read runs the sequence), and `lazy`, the
+        (sequence, index, aval) of the op, in its __dict__. (_wrap then `del t._data` cost
+        ~50 ns more an op; tests/test_deferred_replay.py checks the two agree.)"""
+        t = object.__new__(cls)
+        t._requires_grad = False
+        t._grad = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._vc = None
+        t._base = None
+        t._view_chain = None
+        t._views = None
+        t._retains_grad = False
+        t._acc = None
+        t._hooks = None
+        t._post_acc_hooks = None
+        t._detached = False
+        t._inference = _INFERENCE.inference
+        t._layout = None
+        t._lazy = lazy
+        return t
+
     # -- metadata --------------------------------------------------------------------------
 
     # (a pending result, _deferred, answers shape reads from the aval it was recorded with:

@@ -9,6 +9,7 @@ takes effect without recompiling), and writes the results back in place.
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
@@ -20,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
-from .. import _dtypes, _host_tier, _one_off, _programs
+from .. import _deferred_fold, _dtypes, _host_tier, _one_off, _programs
 from .._autograd.grad_mode import enable_grad, no_grad
 from .._hooks import RemovableHandle
 from .._meta import MetaArray as _MetaArray
@@ -171,9 +172,32 @@ def _run_pure(update, options, maximize, hypers, params, grads, states, fresh):
     return new_params, new_states
 
 
+_FRESH: dict = {}  # (flags, placement) -> the flags as one device array (_fresh_flags)
+
+
+def _fresh_flags(fresh, like):
+    """The per-parameter "state just made" flags as the update takes them: one kept bool
+    array on the parameters' device, not a Python bool per parameter (each Python scalar is
+    an argument JAX converts at every call: four of them cost ~5 us of a small model's ~10 us
+    update call). Inside a trace (torchjax.compile) the list as it is."""
+    if HYPER_HOOK is not None or not _one_off.top_level() or isinstance(like, Tracer):
+        return fresh
+    where = like.sharding if getattr(like, "committed", False) else None
+    key = (tuple(fresh), where)
+    got = _FRESH.get(key)
+    if got is None:
+        if len(_FRESH) >= 64:
+            _FRESH.clear()
+        got = _FRESH[key] = _one_off.to_device(np.array(fresh, dtype=bool), like)
+    return got
+
+
 def _array(v):
     return v._data if isinstance(v, Tensor) else jnp.asarray(v)
 
+
+_FOLD = _deferred_fold._LOCAL
+_deferred_fold.OPTIM = sys.modules[__name__]
 
 # While torchjax.compile traces a step, HYPER_HOOK(optimizer, group, hypers) returns the
 # group's hyper-parameters as values the compiled program takes as inputs: a scheduler that
@@ -415,11 +439,13 @@ class Optimizer:
             _first_step.zero_grad(self)
         for group in self.param_groups:
             for p in group["params"]:
-                g = p.grad
+                # (Tensor.grad's getter and setter, their leaf case inline: a small model's
+                # step is ~90 us, and these were 8 property calls of it)
+                g = p._grad if p._grad_fn is None else p.grad
                 if g is None:
                     continue
                 if set_to_none:
-                    p.grad = None
+                    p._grad = None
                 else:
                     if g.grad_fn is not None:
                         g.detach_()
@@ -504,6 +530,8 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 self._group_step(group)
+        if _FOLD.last is not None:  # (the last backward's arrays: held no longer)
+            _FOLD.last = None
         return loss
 
     def _group_step(self, group: dict) -> None:
@@ -511,12 +539,18 @@ class Optimizer:
         # method's Python was ~10)
         ps, grads = [], []
         for p in group["params"]:
-            g = p.grad
+            g = p._grad if p._grad_fn is None else p.grad  # (as zero_grad)
             if g is not None:
                 ps.append(p)
                 grads.append(g._data)
         if not ps:
             return
+        if _FOLD.pending:  # the update computed by the backward's program (_deferred_fold)
+            got = _deferred_fold.take(self, group, ps, grads)
+            if got is not None:
+                states = [self.state[p] for p in ps] if self._stateful(group) else ()
+                self._write_update(ps, states, got[0], got[1])
+                return
         states, fresh = [], []
         if self._stateful(group):
             for p in ps:
@@ -532,6 +566,12 @@ class Optimizer:
             hypers = HYPER_HOOK(self, group, hypers)
         run, args = self._update_call(group, hypers, ps, grads, states, fresh)
         new_params, new_states = run(*args)
+        if _FOLD.last is not None and HYPER_HOOK is None:
+            _deferred_fold.learn(self, group, ps, grads, states, fresh)
+        self._write_update(ps, states, new_params, new_states)
+
+    @staticmethod
+    def _write_update(ps, states, new_params, new_states):
         for p, a in zip(ps, new_params):
             if p._base is None and not p._views and not p._inference \
                     and p._data.__class__ is not _MetaArray:
@@ -557,7 +597,8 @@ class Optimizer:
         arrays = [{k: _array(v) for k, v in st.items()} for st in states] or [{}] * len(ps)
         run = _runner(type(self)._update, self._options(group),
                       bool(group.get("maximize", False)))
-        return run, (hypers, [p._data for p in ps], grads, arrays, fresh)
+        params = [p._data for p in ps]
+        return run, (hypers, params, grads, arrays, _fresh_flags(fresh, params[0]))
 
     def _compile_first_update(self) -> None:
         """Start compiling, on another thread, each group's update program as the coming step
