@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
+from jax.sharding import NamedSharding, PartitionSpec
 
 from .. import _deferred_fold, _dtypes, _host_tier, _one_off, _programs
 from .._autograd.grad_mode import enable_grad, no_grad
@@ -183,12 +184,20 @@ def _fresh_flags(fresh, like):
     if HYPER_HOOK is not None or not _one_off.top_level() or isinstance(like, Tracer):
         return fresh
     where = like.sharding if getattr(like, "committed", False) else None
+    if where is not None and not where.is_fully_replicated:
+        # (a sharded parameter's placement would split the flags too, and their length need
+        # not divide: the flags go to every device of its mesh instead)
+        if not isinstance(where, NamedSharding):
+            return fresh
+        where = NamedSharding(where.mesh, PartitionSpec())
     key = (tuple(fresh), where)
     got = _FRESH.get(key)
     if got is None:
         if len(_FRESH) >= 64:
             _FRESH.clear()
-        got = _FRESH[key] = _one_off.to_device(np.array(fresh, dtype=bool), like)
+        host = np.array(fresh, dtype=bool)
+        got = _one_off.place(host, where) if where is not None else _one_off.to_device(host)
+        _FRESH[key] = got
     return got
 
 
