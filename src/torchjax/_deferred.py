@@ -62,16 +62,13 @@ from . import _deferred_kinds as _kinds
 from . import _deferred_programs as _dp
 from . import _deferred_replay as _replay
 from . import _deferred_threads, _tensor
-from . import _deferred_windows as _windows
 from ._autograd import engine, grad_mode
 from ._pure import _SCALARS, _types
 from ._scalar_args import _ARRAYS as _KEPT
 from ._scalar_args import on_device as _on_device
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
-from ._x64 import KEPT as _KEPT_X64
 from ._x64 import TRACE as _TRACE
-from ._x64 import X64 as _X64
 from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
@@ -393,73 +390,6 @@ def record(prep, fast, dyn, stat):
     return None
 
 
-def record_list(prep, fast, dyn, stat):
-    """record() for rows whose one dynamic argument is a list of tensors (cat, stack)."""
-    if _TRACE.value is not _EVAL:
-        return None
-    tensors = dyn[0]
-    if tensors.__class__ is not list and tensors.__class__ is not tuple:
-        return None
-    rg = False
-    if _STATE.grad_enabled:
-        for v in tensors:
-            if isinstance(v, Tensor) and v._requires_grad:
-                if not GRAD[0] or not _grad.usable(prep):
-                    return None
-                rg = True
-                break
-    seq = _LOCAL.seq
-    if seq.done:
-        seq = _LOCAL.seq = _Seq()
-    elif seq.exp is not None:
-        materialize(seq)
-    ext = seq.ext
-    n_ext = len(ext)
-    srcs = []
-    keys = [stat, _types(stat) if stat else ()]
-    specs = []
-    for v in tensors:
-        got = _input(v, seq, ext) if isinstance(v, Tensor) else None
-        if got is None:
-            break
-        src, av = got
-        srcs.append(src)
-        keys.append(av.dtype)
-        keys.append(av.shape)
-        specs.append(av)
-    else:
-        try:
-            hit = fast.get(tuple(keys))
-        except TypeError:
-            hit = None
-        if hit is not None and len(hit) > 3:
-            meta = hit[3]
-            if not meta:
-                _describe_specs(meta, prep, stat, hit, [tuple(
-                    jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                    for a in specs)])
-            aval = meta[1]
-            node = _grad.list_node(prep, hit, tensors) if rg and aval is not None else None
-            if aval is not None and (node is not None or not rg):
-                i = len(seq.ops)
-                skey = seq.key
-                k0 = len(skey)
-                skey.append(meta[0])
-                skey.append((None, tuple(srcs)))
-                seq.ops.append((hit[0], meta[2], k0 + 1, k0 + 2))
-                if seq.kinds is not None or seq.exp is not None:
-                    leave_trace(seq)  # (no replay through a list row: _deferred_replay._bake)
-                t = _pending_result(seq, i, aval)
-                if node is not None:
-                    _grad.give(t, node, aval)
-                    seq.graph = True
-                if i + 1 >= (MAX_GRAD_OPS if seq.graph else MAX_OPS):
-                    run(seq)
-                return t
-    _forget(seq, n_ext)
-    return None
-
-
 # Kinds of call (fast-path tokens) whose sequences ran with that op alone: a view or a read
 # right after it ran it at once (the tree net's embedding, split into rows at every step).
 # Deferred, such an op costs its recording and a run; eager, neither. token -> [such runs in
@@ -584,126 +514,9 @@ def run(seq):
         _run(seq)
 
 
-def _run(seq):
-    """Run a sequence: its program (or its ops one by one), results into the live tensors."""
-    seq.done = True
-    results = seq.results
-    exp = seq.exp
-    live = []
-    i = 0
-    for t in results:
-        # alive: held by more than `results`, this loop and getrefcount's argument
-        if _refs(t) > 3 and t._lazy is not None:
-            live.append(i)
-        i += 1
-    if exp is not None:
-        materialize(seq)
-    ops, ext, flat, nodes, kinds = seq.ops, seq.ext, seq.key, seq.nodes, seq.kinds
-    seq.ops = seq.ext = seq.results = seq.key = seq.nodes = seq.where = seq.kinds = None
-    if seq.pieces and live:  # pieces nobody read yet are computed at their first read
-        live = _deferred_split.later(ops, flat, ext, results, live)
-    if ops and (_ALONE or len(ops) == 1):  # (_ran_alone has nothing to do otherwise)
-        _ran_alone(ops, flat)
-    tlive = live
-    misses = -1
-    seen = False
-    if seq.graph:  # (counted for the cool-down: _deferred_grad.ran)
-        misses = _missed()
-    if nodes:  # results that tape nodes saved are outputs too
-        need, nodes = _grad.needed(nodes)
-        if need:
-            live = sorted(need.union(live))
-    if not live:  # nobody can read any result: nothing to run
-        seq.finished = True
-        return
-    live = tuple(live)
-    exp = seq.exp
-    prog = None
-    if exp is not None and len(ops) == len(exp.entries):
-        # the thread's last repeated sequence again, op for op (record checked each): its key,
-        # and its program when the same results are alive
-        key = (exp.flat, live)
-        if live == exp.live:
-            prog = exp.prog
-            if prog.__class__ is _COMPILING:  # (done: the program itself from now on)
-                if prog.done:
-                    exp.prog = prog.fn
-                prog = None
-            else:
-                STATS["replayed"] += 1
-                follow(exp)
-    else:
-        key = (tuple(flat), live)
-        exp = None
-    top = _TRACE.value is _EVAL
-    # the x64 scope, its common case inline (see _x64.py)
-    token = _KEPT_X64 if _X64.value else _X64.swap_local(True) if top else _enter()
-    try:
-        if not top:
-            # read inside a JAX transformation (a compiled step reading a pending tensor
-            # made outside it): the values are concrete, computed now, not traced
-            with jax.ensure_compile_time_eval():
-                outs = _outputs(key, ops, ext, flat, live)
-        else:
-            if prog is None:
-                prog = _PROGRAMS.get(key)
-                if prog is not None:
-                    _replay.keep(seq, exp, key, live, prog, ops, ext, kinds)
-            if prog is not None:
-                outs = prog(*ext)
-            else:
-                # (a sequence with tape nodes seen before is warming up, not missing: _grad.ran)
-                seen = misses >= 0 and (seq.warm or key in _dp.SEEN)
-                outs = _outputs(key, ops, ext, flat, live, True, misses >= 0)
-    except BaseException as e:
-        seq.error = e
-        seq.finished = True
-        raise
-    finally:
-        if token is not _KEPT_X64:
-            _X64.set_local(token) if top else _leave(token)
-    if misses >= 0:
-        # (a sequence run by windows counts as a miss too: on a new tree they measured about
-        # as fast as the eager ops, so the recording did not pay; docs/performance_eager.md)
-        _grad.ran(_missed() == misses, len(ops), seen)
-    if nodes:
-        value_of = dict(zip(live, outs))
-        _grad.patch(nodes, value_of)
-        outs = [value_of[i] for i in tlive]
-        live = tlive
-    for i, o in zip(live, outs):
-        t = results[i]
-        t._data = o
-        # out of __dict__, not set to None there: a tensor's __dict__ is its Python state,
-        # which torch.save writes and torch.load refuses for the tensor's own attributes
-        t.__dict__.pop("_lazy", None)
-    seq.finished = True
-
-
-def _missed():
-    """A count that grows when a sequence runs without its program: op by op or by windows,
-    but not while its program compiles on the worker thread (it will have one: counting that
-    as a miss paused a repeated tree net's deferral before its program was ready)."""
-    return STATS["op_by_op"] + STATS["windows"] - STATS["waiting"]
-
-
-def _outputs(key, ops, ext, flat, live, top=False, graph=False):
-    """The live results: the sequence's program, or (graph: it records tape nodes) its
-    windows' programs (_deferred_windows.py), or its ops one by one."""
-    prog = _PROGRAMS.get(key)
-    # (a short sequence with tape nodes gets no program, nor windows: it counts as a miss
-    # for the cool-down whatever runs it, so their compiles would only be wasted)
-    short = graph and len(ops) < _grad.MIN_OPS
-    if prog is None and not short:
-        prog = _programs_for(key, ops, live, ext, top)
-    if prog is not None:
-        return prog(*ext)
-    if graph and top and WINDOWS[0] and not short:
-        return _windows.run(ops, flat, ext, live)
-    return _op_by_op(ops, flat, ext, live)
-
-
 # deferred pieces of split/chunk/unbind, and a backward that finds the thread's forward
 # pending running both as one program (it registers itself with the engine); imported
 # last: they read this module
 from . import _deferred_backward, _deferred_split  # noqa: E402, F401
+from ._deferred_lists import record_list  # noqa: E402, F401
+from ._deferred_run import run_now as _run  # noqa: E402

@@ -10,11 +10,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _device_dtypes, _dtypes, _memory_format, _meta, _strides
+from . import _device, _device_dtypes, _dtypes, _meta
 from ._autograd import grad_mode
 from ._autograd.node import accumulator_of
 from ._tensor_convert import _Conversions
 from ._tensor_host import _ArrayImpl, _HostReads  # noqa: F401 (_ArrayImpl: compiler's)
+from ._tensor_layout import _Layout, _wrap_dim  # noqa: F401 (_wrap_dim: the ops')
 from ._x64 import scoped
 
 
@@ -53,7 +54,7 @@ _TENSOR_TYPE_NAMES = {
 _FORCE = [None]
 
 
-class Tensor(_HostReads, _Conversions):
+class Tensor(_HostReads, _Conversions, _Layout):
     """A multi-dimensional array with PyTorch's semantics, backed by a jax.Array."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
@@ -482,45 +483,6 @@ class Tensor(_HostReads, _Conversions):
         self._output_nr = 0
         return self
 
-    def stride(self, dim: int | None = None):
-        """The strides PyTorch would report, or the stride of dimension `dim`; torchjax tracks them
-        for views (XLA's arrays have no strides of their own).
-        """
-        strides = _strides.of(self)[0]
-        if dim is None:
-            return strides
-        return strides[_wrap_dim(dim, self._data.ndim)]
-
-    def storage_offset(self) -> int:
-        """The offset, in elements, of this view's first element in its base's storage, as PyTorch
-        would report it.
-        """
-        return _strides.of(self)[1]
-
-    def is_contiguous(self, memory_format=None) -> bool:
-        """Whether the tracked strides are those of a contiguous tensor in `memory_format`
-        (row-major by default).
-        """
-        if self._layout is None:
-            return memory_format in (None, _memory_format.contiguous_format) or \
-                _strides.is_contiguous(self._data.shape, _strides.contiguous_strides(
-                    self._data.shape), memory_format)
-        return _strides.is_contiguous(self._data.shape, self.stride(), memory_format)
-
-    def is_non_overlapping_and_dense(self) -> bool:
-        """Whether the tracked strides cover a block of memory without gaps or overlaps."""
-        return _strides.non_overlapping_and_dense(self._data.shape, self.stride())
-
-    def contiguous(self, memory_format=_memory_format.contiguous_format) -> Tensor:
-        """self when already laid out in memory_format, else a copy that is (a new tensor,
-        not a view: writes to it do not reach self)."""
-        if memory_format is _memory_format.preserve_format:
-            raise RuntimeError("preserve memory format is unsupported by the contiguous "
-                               "operator")
-        if self.is_contiguous(memory_format):
-            return self
-        return self.clone(memory_format=memory_format)
-
     def is_inference(self) -> bool:
         """Whether this tensor was made under inference_mode (or is a view or detach() of one).
         Outside inference_mode it cannot be changed in place or saved for backward."""
@@ -598,14 +560,6 @@ def _no_grad_alias(t: Tensor, share_version: bool) -> Tensor:
     if isinstance(out._data, jax.core.Tracer):
         out._data = jax.lax.stop_gradient(out._data)
     return out
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim % n
 
 
 def is_tensor(obj) -> bool:

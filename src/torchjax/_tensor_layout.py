@@ -1,0 +1,60 @@
+"""Tensor's memory layout as PyTorch reports it (strides, storage offset, contiguity): XLA's
+arrays have none, torchjax tracks it for views (_strides.py). A base class of Tensor kept in
+its own file, as _tensor_host.py and _tensor_convert.py keep theirs."""
+
+from __future__ import annotations
+
+from . import _memory_format, _strides
+
+
+class _Layout:
+    """The layout queries of Tensor (which adds the data and view state they read)."""
+
+    __slots__ = ()
+
+    def stride(self, dim: int | None = None):
+        """The strides PyTorch would report, or the stride of dimension `dim`; torchjax tracks them
+        for views (XLA's arrays have no strides of their own).
+        """
+        strides = _strides.of(self)[0]
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        """The offset, in elements, of this view's first element in its base's storage, as PyTorch
+        would report it.
+        """
+        return _strides.of(self)[1]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the tracked strides are those of a contiguous tensor in `memory_format`
+        (row-major by default).
+        """
+        if self._layout is None:
+            return memory_format in (None, _memory_format.contiguous_format) or \
+                _strides.is_contiguous(self._data.shape, _strides.contiguous_strides(
+                    self._data.shape), memory_format)
+        return _strides.is_contiguous(self._data.shape, self.stride(), memory_format)
+
+    def is_non_overlapping_and_dense(self) -> bool:
+        """Whether the tracked strides cover a block of memory without gaps or overlaps."""
+        return _strides.non_overlapping_and_dense(self._data.shape, self.stride())
+
+    def contiguous(self, memory_format=_memory_format.contiguous_format) -> _Layout:
+        """self when already laid out in memory_format, else a copy that is (a new tensor,
+        not a view: writes to it do not reach self)."""
+        if memory_format is _memory_format.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous "
+                               "operator")
+        if self.is_contiguous(memory_format):
+            return self
+        return self.clone(memory_format=memory_format)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
