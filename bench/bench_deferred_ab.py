@@ -115,6 +115,34 @@ def warm_sides(name, make, switch):
     return fns
 
 
+def changes_table(rows, rounds, names, switched, clock="wall", on_first=False, table=None):
+    """The on/off table of the switches `names` (bench_eager22_ab.py, bench_eager25_ab.py):
+    per row, PyTorch, every change off, every change on (`switched(names)` makes the two
+    sides), rounds interleaved; on/off is the median of per-round ratios. `on_first` times the
+    on side before the off side in each round (a later column gains from its place alone)."""
+    table = table or ROWS
+    timer = time.perf_counter if clock == "wall" else time.thread_time
+    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), {rounds} rounds, "
+          f"{clock} time; off/on: {', '.join(names)}")
+    print("| workload | PyTorch | off | ratio | on | ratio | on/off |\n|---|---|---|---|---|---|---|")
+    for name in rows:
+        title, make, number = table[name]
+        default = torch.get_num_threads()
+        if name == "transformer":
+            torch.set_num_threads(1)
+        fns = warm_sides(name, make, switched(names))
+        if on_first:
+            fns = {k: fns[k] for k in ("torch", "on", "off", "jax.jit") if k in fns}
+        times = {}
+        med, ratio = interleaved(fns, number, rounds, timer, times)
+        onoff = statistics.median(a / b for a, b in zip(times["on"], times["off"]))
+        unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
+        print(f"| {title} | {med['torch'] * scale:.2f} {unit} | {med['off'] * scale:.2f} {unit} "
+              f"| {ratio['off']:.2f}x | {med['on'] * scale:.2f} {unit} | **{ratio['on']:.2f}x** "
+              f"| {onoff:.2f} |", flush=True)
+        torch.set_num_threads(default)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows",

@@ -13,12 +13,8 @@ per-round ratios to PyTorch; on/off is the median of per-round on/off ratios. On
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
-import torch
-from bench_deferred_ab import interleaved, warm_sides
-from bench_dynamic import ROWS
+from bench_deferred_ab import changes_table
 
 from torchjax import _deferred, _deferred_backward, _deferred_split
 from torchjax._autograd import fused
@@ -67,26 +63,8 @@ def main():
     ap.add_argument("--changes", default=",".join(CHANGES))
     ap.add_argument("--clock", choices=("wall", "thread"), default="wall")
     args = ap.parse_args()
-    names = args.changes.split(",")
-    clock = time.perf_counter if args.clock == "wall" else time.thread_time
-    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), {args.rounds} rounds, "
-          f"{args.clock} time; off/on: {', '.join(names)}")
-    print("| workload | PyTorch | off | ratio | on | ratio | on/off |\n|---|---|---|---|---|---|---|")
-    for name in args.rows.split(","):
-        title, make, number = ROWS[name]
-        default = torch.get_num_threads()
-        if name == "transformer":
-            torch.set_num_threads(1)
-        fns = warm_sides(name, make, switched(names))
-        times = {}
-        med, ratio = interleaved(fns, number, args.rounds, clock, times)
-        onoff = statistics.median(a / b for a, b in zip(times["on"], times["off"]))
-        unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
-        print(f"| {title} | {med['torch'] * scale:.2f} {unit} | {med['off'] * scale:.2f} {unit} "
-              f"| {ratio['off']:.2f}x | {med['on'] * scale:.2f} {unit} | **{ratio['on']:.2f}x** "
-              f"| {onoff:.2f} |", flush=True)
-        torch.set_num_threads(default)
-
+    changes_table(args.rows.split(","), args.rounds, args.changes.split(","), switched,
+                  args.clock)
 
 if __name__ == "__main__":
     main()

@@ -21,12 +21,9 @@ state, softmax, Categorical sample, .item(); with and without grad), the same pe
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
-import torch
-from bench_deferred_ab import interleaved, warm_sides
+from bench_deferred_ab import changes_table
 from bench_dynamic import ROWS
 
 from torchjax import _deferred, _deferred_fold, _deferred_replay
@@ -101,28 +98,8 @@ def main():
     ap.add_argument("--on-first", action="store_true",
                     help="time the on side before the off side in each round")
     args = ap.parse_args()
-    names = args.changes.split(",")
-    clock = time.perf_counter if args.clock == "wall" else time.thread_time
-    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), {args.rounds} rounds, "
-          f"{args.clock} time; off/on: {', '.join(names)}")
-    print("| workload | PyTorch | off | ratio | on | ratio | on/off |\n|---|---|---|---|---|---|---|")
-    for name in args.rows.split(","):
-        title, make, number = ROWS[name]
-        default = torch.get_num_threads()
-        if name == "transformer":
-            torch.set_num_threads(1)
-        fns = warm_sides(name, make, switched(names))
-        if args.on_first:  # (a later column gains from its place alone: run both orders)
-            fns = {k: fns[k] for k in ("torch", "on", "off", "jax.jit") if k in fns}
-        times = {}
-        med, ratio = interleaved(fns, number, args.rounds, clock, times)
-        onoff = statistics.median(a / b for a, b in zip(times["on"], times["off"]))
-        unit, scale = ("us", 1e6) if med["torch"] < 1e-3 else ("ms", 1e3)
-        print(f"| {title} | {med['torch'] * scale:.2f} {unit} | {med['off'] * scale:.2f} {unit} "
-              f"| {ratio['off']:.2f}x | {med['on'] * scale:.2f} {unit} | **{ratio['on']:.2f}x** "
-              f"| {onoff:.2f} |", flush=True)
-        torch.set_num_threads(default)
-
+    changes_table(args.rows.split(","), args.rounds, args.changes.split(","), switched,
+                  args.clock, args.on_first, ROWS)
 
 if __name__ == "__main__":
     main()
