@@ -237,6 +237,51 @@ def test_options_changed_between_steps():
     _compare(_sgd(momentum=0.9), taken=True, after_step=change)
 
 
+def _hooked(hook_kind):
+    """SGD with momentum over a model whose first weight has a gradient hook of that kind."""
+    def make(lib, model):
+        w = next(iter(model.parameters()))
+        if hook_kind == "tensor":  # (the leaf's gradient is the hook's result)
+            w.register_hook(lambda g: g * 0.5)
+        else:  # (the accumulated gradient changed in place after the backward wrote it)
+            def halve(p):
+                p.grad.mul_(0.5)
+            w.register_post_accumulate_grad_hook(halve)
+        return lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    return make
+
+
+@pytest.mark.parametrize("hook_kind", ["tensor", "post_accumulate"])
+def test_gradient_hooks_on_a_parameter(hook_kind):
+    # the step reads the gradients the hooks left, folded or not
+    _compare(_hooked(hook_kind), taken=None)
+
+
+def test_amp_grad_scaler_unscales_before_the_step():
+    # GradScaler.step unscales the gradients in place first: the step's gradients are not
+    # the backward's, so a folded update must not be taken
+    def run(lib):
+        model = _model(lib)
+        opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+        x, y = lib.tensor(X), lib.tensor(Y)
+        out = []
+        for _ in range(STEPS):
+            opt.zero_grad()
+            loss = lib.nn.MSELoss()(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            out.append([p.detach().numpy().copy() for p in model.parameters()])
+        return out
+    before = dict(_deferred_fold.STATS)
+    got = run(torchjax)
+    assert _deferred_fold.STATS["taken"] == before["taken"]
+    for a, b in zip(got, run(torch)):
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(u, v, rtol=2e-5, atol=1e-6)
+
+
 def test_a_second_step_without_a_backward():
     def again(lib, step, model, opt):
         if step % 4 == 3:

@@ -312,3 +312,12 @@ def test_accumulate_grad_node_hooks():
         y.sum().backward()
         return log
     same(run)
+
+
+def test_post_accumulate_grad_hook_returning_a_value_raises():
+    # (PyTorch: such a hook is called for its side effects only)
+    for lib in (torch, torchjax):
+        w = lib.ones(3, requires_grad=True)
+        w.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(0.5))
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+            (w * 2).sum().backward()

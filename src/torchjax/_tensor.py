@@ -410,7 +410,8 @@ class Tensor(_HostReads, _Conversions, _Layout):
     def _post_accumulate(self) -> None:
         if self._post_acc_hooks and self._grad_fn is None:
             for hook in tuple(self._post_acc_hooks.values()):
-                hook(self)
+                if hook(self) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def register_hook(self, hook):
         """Call hook(grad) when this tensor's gradient is computed; it may return a new grad.
