@@ -24,6 +24,7 @@ jaxpr with control flow is not made a template (its inner jaxprs would keep thei
 from __future__ import annotations
 
 import collections
+import re
 import threading
 import weakref
 
@@ -149,6 +150,22 @@ def family() -> int:
     """How many lengths the template that gave this thread's last jaxpr_for its jaxpr has
     served (0: none gave it): a program's sizes that keep changing (_host_tier.CHANGING)."""
     return getattr(_tls, "family", 0)
+
+
+_INTEGER = re.compile(r"int:-?[0-9]+")
+_variants: dict = {}  # a program's name with its integers masked -> programs seen so named
+
+
+def variants(ident: str) -> int:
+    """How many programs named like `ident` but for its integers (static sizes, dims,
+    slice bounds) have made their first call, this one included (_host_tier.CHANGING)."""
+    key = _INTEGER.sub("int:", ident)
+    with _lock:
+        n = _variants.get(key, 0) + 1
+        if len(_variants) >= 4096:
+            _variants.clear()
+        _variants[key] = n
+    return n
 
 
 def _one_length(earlier, specs):

@@ -52,6 +52,12 @@ BUDGET = 0.05
 # seen again (the worker ran them one by one for the rest of the process, and a call waiting
 # for a compile of its own waited behind them: 7 s). A length that stays (generation at its
 # block size) gets compiled a few tokens later.
+# The same for a program whose sizes are static arguments (`x.view(B, T, H, D)`,
+# `mask[:, :, :T, :T]`): each length is another program, one of a family whose names differ
+# only in integers (_host_shapes.variants); from its CHANGING-th such program on, a new one is
+# hot only past SPAN further evaluations. (A 2-layer GPT's 100-token generate compiled 100
+# views, one per length, each used for one token: ~1-3 s of a compile thread beside it, and
+# a warm run loaded them all again.)
 CHANGING = 8
 SPAN = 4000
 EVALUATED = [0]  # host evaluations so far
@@ -322,6 +328,8 @@ def call(prog, args, sig, compiled):
                     _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
                     if plan_key is not None:
                         _host_plans.save(store, plan_key, entry)
+        if not prog.host and not prog.compiled:  # (a program's first call)
+            family = max(family, _host_shapes.variants(prog.ident))
         if entry is not NO and family >= CHANGING:
             # a length of a template that has served CHANGING of them: hot only if its calls
             # go on past SPAN more host evaluations (see SPAN)

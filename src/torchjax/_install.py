@@ -38,6 +38,10 @@ def _not_supported_getattr(module_name: str):
     """A module-level __getattr__ for `module_name`: submodules on first use, else the error."""
 
     def __getattr__(name: str):
+        if name == "__path__":
+            # (asked by the import system at every `from .module import name` inside a
+            # function, of a module that is no package: the answer, without the message)
+            raise AttributeError(name)
         module = sys.modules.get(module_name)
         if not (name.startswith("__") and name.endswith("__")) and hasattr(module, "__path__"):
             full = f"{module_name}.{name}"

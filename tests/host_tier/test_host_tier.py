@@ -82,6 +82,32 @@ def test_a_length_met_in_one_burst_is_not_compiled(tier, monkeypatch):
     _program_soon.wait_all()
 
 
+def test_a_size_held_by_a_static_argument_met_in_one_burst_is_not_compiled(tier, monkeypatch):
+    """`x.view(1, T, 4, 8)` at each new length T is another program (its sizes are static
+    arguments): from the CHANGING-th such program on, a length called in one burst is not
+    compiled, and the results stay PyTorch's."""
+    monkeypatch.setattr(tier, "HOT", 3)
+    monkeypatch.setattr(tier, "CHANGING", 8)  # (the default: conftest turns it off)
+    hot = []  # the lengths whose view was compiled because it was hot
+    plain = _programs._Program.compile_soon
+
+    def compile_soon(self, args, *rest, **kwargs):
+        if "'view'" in self.ident and "int:4,int:8" in self.ident:
+            hot.append(args[0].shape[1])
+        return plain(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(_programs._Program, "compile_soon", compile_soon)
+    base = np.random.default_rng(3).standard_normal((1, 40, 32)).astype(np.float32)
+    for n in range(11, 31):  # 20 lengths, each viewed 5 times in a row ("5 layers")
+        x, y = torchjax.tensor(base[:, :n]), torch.tensor(base[:, :n])
+        for _ in range(5):
+            got = x.view(1, n, 4, 8)
+        np.testing.assert_array_equal(got.numpy(), y.view(1, n, 4, 8).numpy())
+    # (earlier tests may have made views like these: at most CHANGING - 1 lengths are hot)
+    assert len(hot) < tier.CHANGING and hot == sorted(hot)
+    _program_soon.wait_all()
+
+
 def test_hot_signature_is_compiled_then_used(tier, monkeypatch):
     monkeypatch.setattr(tier, "HOT", 3)
     x = torchjax.arange(11 * 5, dtype=torchjax.float32).reshape(11, 5)
