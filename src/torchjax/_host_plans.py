@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _compile_cache, _numpy_plan, _program_writes
 
-_FORMAT = "torchjax-host-plan-1"
+_FORMAT = "torchjax-host-plan-2"
 
 
 def key_of(program_key: str) -> str:
@@ -37,16 +37,16 @@ def key_of(program_key: str) -> str:
 
 
 def load(store, key, leaves):
-    """(plan, in_avals, out_tree, out_avals, blas) kept for `key`, or None (none kept, or
-    an unusable entry: warned)."""
+    """(plan, in_avals, out_tree, out_avals, blas, mark) kept for `key`, or None (none kept,
+    or an unusable entry: warned). `mark`: the template it was made from (_host_shapes.mark)."""
     data = store.get(key)
     if data is None:
         return None
     try:
-        fmt, recipe, size, consts, ins, outs, out_tree, in_types, out_types, blas = (
-            pickle.loads(data))
-        if fmt != _FORMAT:
-            raise ValueError(f"format {fmt!r}")
+        parts = pickle.loads(data)
+        if parts[0] != _FORMAT:
+            raise ValueError(f"format {parts[0]!r}")
+        _, recipe, size, consts, ins, outs, out_tree, in_types, out_types, blas, mark = parts
         if len(in_types) != len(leaves) or any(
                 tuple(shape) != np.shape(x) for (shape, _, _), x in zip(in_types, leaves)):
             raise ValueError("argument shapes differ from the entry's")
@@ -57,7 +57,7 @@ def load(store, key, leaves):
         _compile_cache._warn(f"ignoring unusable host-tier plan {key} ({type(e).__name__}: "
                              f"{e}); tracing the program again")
         return None
-    return plan, in_avals, out_tree, out_avals, blas
+    return plan, in_avals, out_tree, out_avals, blas, mark
 
 
 def save(store, key, entry) -> None:
@@ -67,7 +67,7 @@ def save(store, key, entry) -> None:
         return
     parts = (_FORMAT, plan.recipe, plan.size, plan.consts, plan.ins, plan.outs,
              entry.out_tree, [_type(a) for a in entry.in_avals],
-             [_type(a) for a in entry.avals], entry.blas)
+             [_type(a) for a in entry.avals], entry.blas, entry.mark)
     # (the recipe's only reader is this write: a process keeping hundreds of plans would
     # otherwise hold each one's equations twice, more objects for the cyclic GC to walk)
     plan.recipe = None

@@ -52,7 +52,7 @@ _numpy_eval._RULES.setdefault("dim_as_value", _dim_as_value)
 
 
 class Template:
-    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast", "lengths")
+    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast", "lengths", "text")
 
     def __init__(self, specs, names, closed, out_tree, unproven):
         self.specs = specs  # per leaf: (dtype or scalar type, weak, shape of ints and names)
@@ -62,6 +62,9 @@ class Template:
         self.unproven = unproven  # size expressions the trace took as nonzero
         self.fast = _fast_plan(closed)
         self.lengths: set = set()  # the lengths it has served (_host_tier's CHANGING)
+        # its pattern without the configuration (the same in a kept plan's process: its key
+        # holds it), as text a plan keeps (`mark`)
+        self.text = repr(specs[1:])
 
     def bind(self, specs):
         """{symbol: size} for a call of these specs, or None when it does not fit."""
@@ -105,6 +108,7 @@ def jaxpr_for(prog, args, leaves, config):
     differ in one length from an earlier call's), or None: trace it concretely. `config`: what else its trace reads (JAX's trace context,
     torchjax's default dtype: _programs._call_key's), which a template must share."""
     _tls.family = 0
+    _tls.mark = None
     specs = specs_of(leaves)
     if specs is None:
         return None
@@ -123,6 +127,7 @@ def jaxpr_for(prog, args, leaves, config):
             if got is not None:
                 t.lengths.add(env["d0"])
                 _tls.family = len(t.lengths)
+                _tls.mark = (t.text, env["d0"], len(t.lengths))
                 return got
     if len(templates) >= MAX_TEMPLATES or _failed.get(prog, 0) >= MAX_FAILED:
         return None
@@ -143,6 +148,7 @@ def jaxpr_for(prog, args, leaves, config):
         return None
     t.lengths.add(env["d0"])
     _tls.family = len(t.lengths)
+    _tls.mark = (t.text, env["d0"], len(t.lengths))
     return _instantiate(t, env)
 
 
@@ -150,6 +156,36 @@ def family() -> int:
     """How many lengths the template that gave this thread's last jaxpr_for its jaxpr has
     served (0: none gave it): a program's sizes that keep changing (_host_tier.CHANGING)."""
     return getattr(_tls, "family", 0)
+
+
+def mark():
+    """(the template's pattern as text, the length, how many lengths it had served) of this
+    thread's last jaxpr_for, when a template gave it; else None. Kept with the plan (_host_plans), so that a later process
+    that reads the plan instead counts the lengths it serves (`served`)."""
+    return getattr(_tls, "mark", None)
+
+
+_served: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # _Program -> {text: lengths}
+
+
+def served(prog, mark) -> int:
+    """How many lengths plans of `prog` marked with the same pattern have served in this
+    process, this one's included, or the template had served when it made this plan if more
+    (lengths it served that were then compiled are loaded, not counted here): the template
+    count of a process that reads kept plans (a warm generate makes no template: each
+    length's plan is on disk)."""
+    text, length, count = mark
+    with _lock:
+        by_text = _served.get(prog)
+        if by_text is None:
+            by_text = _served[prog] = {}
+        lengths = by_text.get(text)
+        if lengths is None:
+            if len(by_text) >= MAX_TEMPLATES:
+                by_text.clear()
+            lengths = by_text[text] = set()
+        lengths.add(length)
+        return max(len(lengths), count)
 
 
 _INTEGER = re.compile(r"int:-?[0-9]+")

@@ -98,7 +98,7 @@ class Entry:
     how often and how long it ran."""
 
     __slots__ = ("in_avals", "out_tree", "avals", "calls", "device", "committed", "spent",
-                 "last", "blas", "plan", "hot_after")
+                 "last", "blas", "plan", "hot_after", "mark")
 
     def __init__(self, plan, in_avals, out_tree, avals, device, committed, blas):
         self.in_avals = in_avals  # (for TORCHJAX_LOGS=compiles, and _host_plans)
@@ -112,6 +112,7 @@ class Entry:
         self.blas = blas  # whether it multiplies matrices (see run)
         self.plan = plan
         self.hot_after = 0  # the count of host evaluations (EVALUATED) it may be hot from
+        self.mark = None  # made from a template: _host_shapes.mark()'s (pattern, length)
 
 
 def eligible_args(leaves):
@@ -202,7 +203,11 @@ def kept_entry(store, key, leaves):
     None."""
     placed = _placed(leaves)
     got = None if placed is None else _host_plans.load(store, key, leaves)
-    return None if got is None else Entry(got[0], got[1], got[2], got[3], *placed, got[4])
+    if got is None:
+        return None
+    entry = Entry(got[0], got[1], got[2], got[3], *placed, got[4])
+    entry.mark = got[5]
+    return entry
 
 
 def _flops(jaxpr, times=1):
@@ -321,10 +326,13 @@ def call(prog, args, sig, compiled):
             if entry is not None:
                 _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start,
                                              loaded=True)
+                if entry.mark is not None:  # (its process made it from a template)
+                    family = _host_shapes.served(prog, entry.mark)
             else:
                 entry = entry_for(prog.jit, args, leaves, prog, sig[1:])
                 family = _host_shapes.family()
                 if entry is not NO:
+                    entry.mark = _host_shapes.mark() if family else None
                     _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
                     if plan_key is not None:
                         _host_plans.save(store, plan_key, entry)

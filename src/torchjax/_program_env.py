@@ -64,12 +64,38 @@ def _option(name: str):
         return "absent"
 
 
+_MEMO: dict = {}  # what environment() reads -> its string
+
+
 def environment(fmt: str, compiler_options) -> str:
-    """What tracing and compiling read besides the arguments (at each new program: cheap
-    next to a compile); `fmt` names the entries' format, `compiler_options` are the XLA
-    options every executable is compiled with. JAX's trace context holds x64, matmul precision, dtype promotion and
+    """What tracing and compiling read besides the arguments (at each new signature);
+    `fmt` names the entries' format, `compiler_options` are the XLA options every executable
+    is compiled with. JAX's trace context holds x64, matmul precision, dtype promotion and
     the rest of what jax.jit keys its own cache by; an entry of it without a plain repr (an
-    object shown by address) makes the program uncacheable."""
+    object shown by address) makes the program uncacheable.
+
+    Kept per value of what it reads (~16 us to build; the host tier computes a key at every
+    new signature: autoregressive generation makes ~30 per token)."""
+    from . import _dtypes, _settings
+    try:
+        memo_key = (fmt, tuple(sorted((compiler_options or {}).items())),
+                    _config.trace_context(), tuple(_option(n) for n in _COMPILE_OPTIONS),
+                    _dtypes.get_default_dtype(), tuple(sorted(_settings._state.items())),
+                    os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
+                    _pxla.get_default_device())
+        got = _MEMO.get(memo_key)
+    except TypeError:  # (something unhashable among them: built every time)
+        memo_key = got = None
+    if got is None:
+        got = _environment(fmt, compiler_options)
+        if memo_key is not None:
+            if len(_MEMO) >= 64:
+                _MEMO.clear()
+            _MEMO[memo_key] = got
+    return got
+
+
+def _environment(fmt: str, compiler_options) -> str:
     ctx = []
     for v in _config.trace_context():
         r = repr(v)

@@ -141,3 +141,49 @@ def test_control_flow_plans_are_not_kept():
     for k in range(3):
         want = want * 2 + k
     np.testing.assert_array_equal(_numpy_plan.run(plan, [x])[0], want.numpy())
+
+
+# a generate-shaped loop: each length's ops called 4 times in a row ("4 layers"), then never
+# again; HOT 3, so every length is hot unless the CHANGING rule holds it back
+_GENERATE = textwrap.dedent("""
+    import json
+    import numpy as np
+    import torchjax as torch
+    import torchjax.nn.functional as F
+    base = torch.tensor(np.random.default_rng(0).standard_normal((1, 40, 16)).astype("f4"))
+    w, b = torch.ones(16) * 1.5, torch.zeros(16) + 0.25
+    out = []
+    with torch.no_grad():
+        for n in range(1, 25):
+            x = base[:, :n]
+            for _ in range(4):
+                y = F.layer_norm(x, (16,), w, b)
+            out.append(float(y.sum()))
+    torch._program_soon.wait_all()
+    s = torch.compile_stats()
+    print(json.dumps({"compiled": s.compiled, "loaded": s.host_plans_loaded, "out": out}))
+""")
+
+
+def test_a_warm_process_compiles_no_length_met_in_one_burst(tmp_path):
+    """A process that reads the kept plans of lengths an earlier one made from a template
+    counts those lengths as the template did (_host_shapes.served): it compiles none of the
+    lengths called in one burst (it compiled each again before: no template in that process,
+    so no count of lengths)."""
+    env = {**os.environ, "TORCHJAX_CACHE_DIR": str(tmp_path), "TORCHJAX_HOST_TIER": "1",
+           "TORCHJAX_HOST_TIER_HOT": "3"}
+
+    def run():
+        res = subprocess.run([sys.executable, "-c", _GENERATE], capture_output=True, text=True,
+                             env=env, timeout=300)
+        assert res.returncode == 0, res.stderr[-3000:]
+        return json.loads(res.stdout.strip().splitlines()[-1])
+    cold, warm = run(), run()
+    x = np.random.default_rng(0).standard_normal((1, 40, 16)).astype(np.float32)
+    want = [float(torch.nn.functional.layer_norm(torch.tensor(x[:, :n]), (16,),
+                                                 torch.ones(16) * 1.5, torch.zeros(16) + 0.25)
+                  .sum()) for n in range(1, 25)]
+    np.testing.assert_allclose(cold["out"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(warm["out"], want, rtol=1e-4, atol=1e-4)
+    assert warm["loaded"] > 0
+    assert warm["compiled"] == 0, (cold, warm)
