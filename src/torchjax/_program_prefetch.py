@@ -213,8 +213,10 @@ def take(key, args, in_tree):
     with _lock:
         got = _ready.pop(key, None)
         done = _loading.get(key) if got is None else None
+        # (taken either way: the other loader, which may have queued it too, skips it; out
+        # of `_ready` and not marked, a large entry taken late was loaded a second time)
+        _taken.add(key)
         if got is None and done is None:
-            _taken.add(key)
             return None
     if done is not None:
         done.wait()
