@@ -23,7 +23,7 @@ import collections
 import os
 import threading
 
-from . import _host_tier, _programs
+from . import _host_shapes, _host_tier, _programs
 from ._scalar_args import seen_enough as _seen_enough
 
 COMPILE_AFTER = 2  # a sequence seen this many times gets its own program
@@ -34,6 +34,15 @@ _MAX_PROGRAMS = 256  # kept sequence programs (cleared when full)
 _MAX_SEEN = 4096
 PROGRAMS: dict = {}
 SEEN: dict = {}
+# A sequence whose family (its name but for integers: the same ops at other sizes, or with
+# other static sizes) has had _host_tier.CHANGING programs already gets one only after
+# LATER_SIGHTINGS more sightings: autoregressive generation runs each layer's sequence once
+# per layer at each token's length, which reached the usual count at every token (minGPT's
+# chargpt, 6 layers, 500 tokens: ~350 sequence programs compiled, each used for one token,
+# ~40 s of a compile thread beside it). A length that stays (at the block size) is compiled
+# a few tokens later.
+LATER: dict = {}
+LATER_SIGHTINGS = 64
 # counts for tests and benchmarks: sequence programs made, sequences run op by op
 # (and runs by windows; "waiting": op-by-op runs of a sequence whose program is compiling;
 # "replayed": runs of a sequence that followed its trace to the end, _deferred_replay)
@@ -60,11 +69,26 @@ def op_by_op(ops, flat, ext, live):
 
 def program_for(key, ops, live, ext, top):
     """The sequence's program (something called with `ext`), or None: run it op by op."""
-    after = COMPILE_AFTER if not _host_tier.ON[0] else max(COMPILE_AFTER, _host_tier.SEQUENCE_AFTER)
-    if len(ops) < 2 or not _seen_enough(SEEN, key, after, _MAX_SEEN):
+    if len(ops) < 2:
         return None
+    later = LATER.get(key)
     flat = key[0]
-    prog = _program([(p, flat[a:b]) for _, p, a, b in ops], live, _ident(ops, flat, live))
+    if later is not None:  # (a length of a family that keeps changing: see LATER)
+        if not _seen_enough(SEEN, key, later, _MAX_SEEN):
+            return None
+        ident = _ident(ops, flat, live)
+    else:
+        on = _host_tier.ON[0]
+        if not _seen_enough(SEEN, key, max(COMPILE_AFTER, _host_tier.SEQUENCE_AFTER) if on
+                            else COMPILE_AFTER, _MAX_SEEN):
+            return None
+        ident = _ident(ops, flat, live)
+        if on and ident is not None and _host_shapes.variants(ident) >= _host_tier.CHANGING:
+            if len(LATER) >= _MAX_SEEN:
+                LATER.clear()
+            LATER[key] = LATER_SIGHTINGS
+            return None
+    prog = _program([(p, flat[a:b]) for _, p, a, b in ops], live, ident)
     if BACKGROUND and top and getattr(prog, "_program", None) is not None:
         # (a plain jax.jit, the program cache off, compiles inline: an executable compiled
         # apart from it would not reach its cache)

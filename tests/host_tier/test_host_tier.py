@@ -338,3 +338,38 @@ def test_leaving_the_slow_path_keeps_jax_trace_caches(tier, monkeypatch):
     for _ in range(2):
         prog(arr)  # (the first compiled call leaves the slow path)
     assert nested() is before
+
+
+def test_a_sequence_whose_sizes_keep_changing_gets_no_program_per_length(tier, monkeypatch):
+    """Deferred op sequences (_deferred_programs): each length's sequence run once per
+    "layer" (6 times) then never again gets no program once its family has had CHANGING of
+    them; a length that stays gets one after LATER_SIGHTINGS more runs; values are
+    PyTorch's throughout."""
+    from torchjax import _deferred, _deferred_programs, _result_hooks
+    monkeypatch.setattr(_result_hooks.STATE, "hooks", ())
+    monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
+    monkeypatch.setattr(_deferred, "ON", [True])
+    monkeypatch.setattr(tier, "CHANGING", 8)  # (the default: conftest turns it off)
+    monkeypatch.setattr(_deferred_programs, "LATER", {})
+    monkeypatch.setattr(_deferred_programs, "LATER_SIGHTINGS", 20)
+    base = np.random.default_rng(5).standard_normal((40, 24)).astype(np.float32)
+
+    def layer(lib, x):
+        return ((x * 1.5 + 0.25).tanh() * x).sum(1)
+
+    made = []
+    with torchjax.no_grad():
+        for n in range(3, 30):  # 27 lengths, each run by 6 "layers"
+            x, y = torchjax.tensor(base[:n] + 0.0 * n), torch.tensor(base[:n] + 0.0 * n)
+            before = _deferred_programs.STATS["compiled"]
+            for _ in range(6):
+                got = layer(torchjax, x)
+                np.testing.assert_allclose(got.numpy(), layer(torch, y).numpy(), rtol=1e-5,
+                                           atol=1e-5)
+            made.append(_deferred_programs.STATS["compiled"] - before)
+        assert sum(made) < tier.CHANGING and sum(made[-10:]) == 0, made
+        x = torchjax.tensor(base[:29])  # the last length stays
+        for _ in range(_deferred_programs.LATER_SIGHTINGS + 5):
+            layer(torchjax, x).numpy()
+    assert _deferred_programs.STATS["compiled"] > before + made[-1]
+    _deferred_programs.wait()
