@@ -25,6 +25,12 @@ if _os.environ.get("TORCHJAX_CPU_ASYNC_DISPATCH", "0") != "1":
     except AttributeError:  # a JAX without the option: its default dispatch is kept
         pass
 
+# XLA:CPU's buffers are host memory from malloc: its thresholds are set so that they are
+# reused from step to step rather than mapped and faulted in again (_malloc_tune.py)
+from ._malloc_tune import tune as _tune_malloc  # noqa: E402
+
+_tune_malloc()
+
 # Compiled programs are kept on disk for the next process, and compile work is counted
 # (torchjax.compile_stats, TORCHJAX_LOGS=compiles): _compile_cache.py, _compile_stats.py.
 from . import _compile_cache  # noqa: E402
