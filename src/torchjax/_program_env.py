@@ -82,7 +82,8 @@ def environment(fmt: str, compiler_options) -> str:
                     _config.trace_context(), tuple(_option(n) for n in _COMPILE_OPTIONS),
                     _dtypes.get_default_dtype(), tuple(sorted(_settings._state.items())),
                     os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
-                    _pxla.get_default_device())
+                    _pxla.get_default_device(), tuple(jax.devices()), _sources(),
+                    jax.__version__, _jaxlib_version())
         got = _MEMO.get(memo_key)
     except TypeError:  # (something unhashable among them: built every time)
         memo_key = got = None
@@ -93,6 +94,11 @@ def environment(fmt: str, compiler_options) -> str:
                 _MEMO.clear()
             _MEMO[memo_key] = got
     return got
+
+
+def _jaxlib_version() -> str:
+    import jaxlib
+    return jaxlib.__version__
 
 
 def _environment(fmt: str, compiler_options) -> str:
