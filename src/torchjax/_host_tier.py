@@ -21,7 +21,8 @@ XLA's in the last bits (both are within PyTorch's tolerance of the exact value; 
 flushes denormals, NumPy does not). A signature's first calls and its compiled calls may so
 differ in the last bit, as fused and unfused programs already do (docs/design.md).
 
-TORCHJAX_HOST_TIER=0 turns it off; TORCHJAX_HOST_TIER_HOT sets HOT.
+TORCHJAX_HOST_TIER=0 turns it off; TORCHJAX_HOST_TIER_HOT sets HOT,
+TORCHJAX_HOST_TIER_CHANGING sets CHANGING.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ BUDGET = 0.05
 # hot only past SPAN further evaluations. (A 2-layer GPT's 100-token generate compiled 100
 # views, one per length, each used for one token: ~1-3 s of a compile thread beside it, and
 # a warm run loaded them all again.)
-CHANGING = 8
+CHANGING = int(os.environ.get("TORCHJAX_HOST_TIER_CHANGING", "8"))
 SPAN = 4000
 EVALUATED = [0]  # host evaluations so far
 # a signature being compiled waits for its executable rather than evaluate again when its
