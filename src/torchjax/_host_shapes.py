@@ -52,7 +52,7 @@ _numpy_eval._RULES.setdefault("dim_as_value", _dim_as_value)
 
 
 class Template:
-    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast", "lengths", "text")
+    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast", "text")
 
     def __init__(self, specs, names, closed, out_tree, unproven):
         self.specs = specs  # per leaf: (dtype or scalar type, weak, shape of ints and names)
@@ -61,7 +61,6 @@ class Template:
         self.out_tree = out_tree
         self.unproven = unproven  # size expressions the trace took as nonzero
         self.fast = _fast_plan(closed)
-        self.lengths: set = set()  # the lengths it has served (_host_tier's CHANGING)
         # its pattern without the configuration (the same in a kept plan's process: its key
         # holds it), as text a plan keeps (`mark`)
         self.text = repr(specs[1:])
@@ -107,7 +106,6 @@ def jaxpr_for(prog, args, leaves, config):
     filled in) for this call from a template of `prog` (one made now, when the call's sizes
     differ in one length from an earlier call's), or None: trace it concretely. `config`: what else its trace reads (JAX's trace context,
     torchjax's default dtype: _programs._call_key's), which a template must share."""
-    _tls.family = 0
     _tls.mark = None
     specs = specs_of(leaves)
     if specs is None:
@@ -125,9 +123,7 @@ def jaxpr_for(prog, args, leaves, config):
         if env is not None:
             got = _instantiate(t, env)
             if got is not None:
-                t.lengths.add(env["d0"])
-                _tls.family = len(t.lengths)
-                _tls.mark = (t.text, env["d0"], len(t.lengths))
+                _tls.mark = (t.text, env["d0"], 0)
                 return got
     if len(templates) >= MAX_TEMPLATES or _failed.get(prog, 0) >= MAX_FAILED:
         return None
@@ -146,34 +142,28 @@ def jaxpr_for(prog, args, leaves, config):
     env = t.bind(specs)
     if env is None:
         return None
-    t.lengths.add(env["d0"])
-    _tls.family = len(t.lengths)
-    _tls.mark = (t.text, env["d0"], len(t.lengths))
+    _tls.mark = (t.text, env["d0"], 0)
     return _instantiate(t, env)
 
 
-def family() -> int:
-    """How many lengths the template that gave this thread's last jaxpr_for its jaxpr has
-    served (0: none gave it): a program's sizes that keep changing (_host_tier.CHANGING)."""
-    return getattr(_tls, "family", 0)
-
-
 def mark():
-    """(the template's pattern as text, the length, how many lengths it had served) of this
-    thread's last jaxpr_for, when a template gave it; else None. Kept with the plan (_host_plans), so that a later process
-    that reads the plan instead counts the lengths it serves (`served`)."""
-    return getattr(_tls, "mark", None)
+    """(the template's pattern as text, the length, 0) of this thread's last jaxpr_for, when
+    a template gave it; else None (and so at the next call: it is taken). `served` counts
+    it; the plan kept for it (_host_plans) holds the count in place of the 0, so that a
+    later process that reads the plan instead counts its lengths as this one did."""
+    got = getattr(_tls, "mark", None)
+    _tls.mark = None
+    return got
 
 
 _served: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # _Program -> {text: lengths}
 
 
 def served(prog, mark) -> int:
-    """How many lengths plans of `prog` marked with the same pattern have served in this
-    process, this one's included, or the template had served when it made this plan if more
-    (lengths it served that were then compiled are loaded, not counted here): the template
-    count of a process that reads kept plans (a warm generate makes no template: each
-    length's plan is on disk)."""
+    """How many lengths `prog`'s template of the marked pattern has served in this process,
+    this one's included, or the mark's count if more: a kept plan's, what its template had
+    served in the process that made it (a warm generate makes no template: each length's
+    plan is on disk, and lengths that were then compiled are loaded, not counted here)."""
     text, length, count = mark
     with _lock:
         by_text = _served.get(prog)

@@ -113,7 +113,8 @@ class Entry:
         self.blas = blas  # whether it multiplies matrices (see run)
         self.plan = plan
         self.hot_after = 0  # the count of host evaluations (EVALUATED) it may be hot from
-        self.mark = None  # made from a template: _host_shapes.mark()'s (pattern, length)
+        # made from a template: (its pattern, the length, the lengths it had served)
+        self.mark = None
 
 
 def eligible_args(leaves):
@@ -314,7 +315,7 @@ def call(prog, args, sig, compiled):
     if entry is None:
         if compiled is not None:  # (compile_soon's: the caller wants that executable)
             return None
-        family = 0
+        family, mark = 0, None
         store = _programs._get_store()
         key = prog._key_of(sig)
         if key is not None and os.path.exists(store._file(key)):
@@ -324,19 +325,21 @@ def call(prog, args, sig, compiled):
             leaves = _leaves(args)
             plan_key = None if key is None else _host_plans.key_of(key)
             entry = None if key is None else kept_entry(store, plan_key, leaves)
-            if entry is not None:
+            made = entry is None
+            if not made:
                 _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start,
                                              loaded=True)
-                if entry.mark is not None:  # (its process made it from a template)
-                    family = _host_shapes.served(prog, entry.mark)
+                mark = entry.mark  # (its process made it from a template)
             else:
                 entry = entry_for(prog.jit, args, leaves, prog, sig[1:])
-                family = _host_shapes.family()
-                if entry is not NO:
-                    entry.mark = _host_shapes.mark() if family else None
-                    _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
-                    if plan_key is not None:
-                        _host_plans.save(store, plan_key, entry)
+                mark = _host_shapes.mark()
+            if mark is not None:  # the lengths its template has served (see CHANGING)
+                family = _host_shapes.served(prog, mark)
+            if made and entry is not NO:
+                entry.mark = None if mark is None else mark[:2] + (family,)
+                _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
+                if plan_key is not None:
+                    _host_plans.save(store, plan_key, entry)
         if not prog.host and not prog.compiled:  # (a program's first call)
             family = max(family, _host_shapes.variants(prog.ident))
         if entry is not NO and family >= CHANGING:
