@@ -25,7 +25,7 @@ that group's update.
 An update that no step took (a backward without a step, gradient accumulation) is dropped
 at the next backward, and counts as a miss too.
 
-The update is the optimizer's own pure `_update` (optim/optimizer._run_pure), so the results
+The update is the optimizer's own pure `_update` (optim/_update_program._run_pure), so the results
 are its own.
 """
 

@@ -8,6 +8,7 @@ import hashlib
 import os
 
 import jax
+import jaxlib
 
 from ._program_names import Uncacheable
 
@@ -83,7 +84,7 @@ def environment(fmt: str, compiler_options) -> str:
                     _dtypes.get_default_dtype(), tuple(sorted(_settings._state.items())),
                     os.environ.get("XLA_FLAGS", ""), os.environ.get("LIBTPU_INIT_ARGS", ""),
                     _pxla.get_default_device(), tuple(jax.devices()), _sources(),
-                    jax.__version__, _jaxlib_version())
+                    jax.__version__, jaxlib.__version__)
         got = _MEMO.get(memo_key)
     except TypeError:  # (something unhashable among them: built every time)
         memo_key = got = None
@@ -94,11 +95,6 @@ def environment(fmt: str, compiler_options) -> str:
                 _MEMO.clear()
             _MEMO[memo_key] = got
     return got
-
-
-def _jaxlib_version() -> str:
-    import jaxlib
-    return jaxlib.__version__
 
 
 def _environment(fmt: str, compiler_options) -> str:
@@ -116,7 +112,6 @@ def _environment(fmt: str, compiler_options) -> str:
     from . import _dtypes, _settings
     opts.append(f"default_dtype={_dtypes.get_default_dtype().name}")
     opts.append(f"settings={sorted(_settings._state.items())!r}")
-    import jaxlib
     devices = jax.devices()
     # the platform, how many devices (8 virtual CPU devices are another backend than one) and
     # processes; which device each argument is on is in the signature

@@ -29,7 +29,7 @@ from .._x64 import enter as _enter
 from .._x64 import leave as _leave
 from .._x64 import scope
 from . import _first_step
-from ._update_program import _as_real, _fresh_flags, _like, _run_pure, _runner  # noqa: F401
+from ._update_program import _fresh_flags, _run_pure, _runner  # noqa: F401 (_deferred_fold's)
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -542,7 +542,8 @@ class Optimizer:
         run = _runner(type(self)._update, self._options(group),
                       bool(group.get("maximize", False)))
         params = [p._data for p in ps]
-        return run, (hypers, params, grads, arrays, _fresh_flags(fresh, params[0], HYPER_HOOK is not None))
+        flags = _fresh_flags(fresh, params[0], HYPER_HOOK is not None)
+        return run, (hypers, params, grads, arrays, flags)
 
     def _compile_first_update(self) -> None:
         """Start compiling, on another thread, each group's update program as the coming step
