@@ -111,7 +111,9 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
                         done = _folded(seq, nodes, live, results, bw, args, given, root_grads)
                         if done:
                             return True
-                    return _finish(seq, nodes, live, results, prog, args, given, bw)
+                    _finish(seq, nodes, live, results, lambda: prog(tuple(args), given),
+                            args, bw)
+                    return True
     if exp is not None:
         _replay.materialize(seq)
     flat = seq.key
@@ -173,19 +175,23 @@ def run(nodes, root_slots, parts, root_grads) -> bool:
     bw = _replay.keep_backward(seq, prog, lambda: _trace_of(
         seq, nodes, results, key, prog, parts, root_slots, implicit, live, leaves, where,
         len(seq.ext)))
-    return _finish(seq, nodes, live, results, prog, args, given, bw)
+    _finish(seq, nodes, live, results, lambda: prog(tuple(args), given), args, bw)
+    return True
 
 
-def _finish(seq, nodes, live, results, prog, args, given, bw):
+def _finish(seq, nodes, live, results, call, args, bw):
+    """Run the program (`call`: its live results and the leaves' gradients) with the
+    sequence, store the gradients and note them for a fold (bw: the step's _Backward, or
+    None); returns the gradients."""
     for n in nodes:
         if type(n) is not AccumulateGrad and (n._released or n._versions):
             n.check_saved()
-    grads = _grad.run_together(seq, live, results, lambda: prog(tuple(args), given))
+    grads = _grad.run_together(seq, live, results, call)
     STATS["runs"] += 1
     _store(nodes, grads)
     if bw is not None:
         _deferred_fold.note(bw, nodes, grads, args)
-    return True
+    return grads
 
 
 def _folded(seq, nodes, live, results, bw, args, given, root_grads):
@@ -205,19 +211,13 @@ def _folded(seq, nodes, live, results, bw, args, given, root_grads):
         if fprog.thread.is_alive():
             return False
         fprog = bw.fprog = fprog.fn
-    for n in nodes:
-        if type(n) is not AccumulateGrad and (n._released or n._versions):
-            n.check_saved()
     box = []
 
     def call():
         outs, grads, res = fprog(tuple(args), given, inputs)
         box.append(res)
         return outs, grads
-    grads = _grad.run_together(seq, live, results, call)
-    STATS["runs"] += 1
-    _store(nodes, grads)
-    _deferred_fold.note(bw, nodes, grads, args)
+    grads = _finish(seq, nodes, live, results, call, args, bw)
     _deferred_fold.keep(bw, ups, args, grads, box[0])
     return True
 
