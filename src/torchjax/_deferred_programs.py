@@ -71,23 +71,20 @@ def program_for(key, ops, live, ext, top):
     """The sequence's program (something called with `ext`), or None: run it op by op."""
     if len(ops) < 2:
         return None
-    later = LATER.get(key)
+    later = LATER.get(key)  # (a length of a family that keeps changing: see LATER)
+    on = _host_tier.ON[0]
+    after = later if later is not None else (
+        max(COMPILE_AFTER, _host_tier.SEQUENCE_AFTER) if on else COMPILE_AFTER)
+    if not _seen_enough(SEEN, key, after, _MAX_SEEN):
+        return None
     flat = key[0]
-    if later is not None:  # (a length of a family that keeps changing: see LATER)
-        if not _seen_enough(SEEN, key, later, _MAX_SEEN):
-            return None
-        ident = _ident(ops, flat, live)
-    else:
-        on = _host_tier.ON[0]
-        if not _seen_enough(SEEN, key, max(COMPILE_AFTER, _host_tier.SEQUENCE_AFTER) if on
-                            else COMPILE_AFTER, _MAX_SEEN):
-            return None
-        ident = _ident(ops, flat, live)
-        if on and ident is not None and _host_shapes.variants(ident) >= _host_tier.CHANGING:
-            if len(LATER) >= _MAX_SEEN:
-                LATER.clear()
-            LATER[key] = LATER_SIGHTINGS
-            return None
+    ident = _ident(ops, flat, live)
+    if later is None and on and ident is not None and \
+            _host_shapes.variants(ident) >= _host_tier.CHANGING:
+        if len(LATER) >= _MAX_SEEN:
+            LATER.clear()
+        LATER[key] = LATER_SIGHTINGS
+        return None
     prog = _program([(p, flat[a:b]) for _, p, a, b in ops], live, ident)
     if BACKGROUND and top and getattr(prog, "_program", None) is not None:
         # (a plain jax.jit, the program cache off, compiles inline: an executable compiled
