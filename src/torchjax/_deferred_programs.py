@@ -35,7 +35,7 @@ _MAX_SEEN = 4096
 PROGRAMS: dict = {}
 SEEN: dict = {}
 # A sequence whose family (its name but for integers: the same ops at other sizes, or with
-# other static sizes) has had _host_tier.CHANGING programs already gets one only after
+# other static sizes) has had _host_tier.CHANGING other programs gets one only after
 # LATER_SIGHTINGS more sightings: autoregressive generation runs each layer's sequence once
 # per layer at each token's length, which reached the usual count at every token (minGPT's
 # chargpt, 6 layers, 500 tokens: ~350 sequence programs compiled, each used for one token,
@@ -80,7 +80,7 @@ def program_for(key, ops, live, ext, top):
     flat = key[0]
     ident = _ident(ops, flat, live)
     if later is None and on and ident is not None and \
-            _host_shapes.variants(ident) >= _host_tier.CHANGING:
+            _host_shapes.variants(_host_shapes.family_of(ident)) - 1 >= _host_tier.CHANGING:
         if len(LATER) >= _MAX_SEEN:
             LATER.clear()
         LATER[key] = LATER_SIGHTINGS

@@ -17,7 +17,9 @@ trace fails, and the call is traced concretely as before), except equality, whic
 answers False when unproven (`T == 1` in an op that treats a size of one apart). The trace
 records each such unproven equality, and a call whose sizes would make one of them true
 does not take the template (it is traced concretely). Symbolic sizes are at least 1 (JAX's
-assumption: a call with a size 0 where the template has a symbol does not fit), and a
+assumption: a call with a size 0 where the template has a symbol does not fit), or at least
+the smaller traced length when the trace needed that bound (then a call below it does not
+fit), and a
 jaxpr with control flow is not made a template (its inner jaxprs would keep their symbols).
 """
 
@@ -52,14 +54,15 @@ _numpy_eval._RULES.setdefault("dim_as_value", _dim_as_value)
 
 
 class Template:
-    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast", "text")
+    __slots__ = ("specs", "names", "closed", "out_tree", "unproven", "fast", "text", "least")
 
-    def __init__(self, specs, names, closed, out_tree, unproven):
+    def __init__(self, specs, names, closed, out_tree, unproven, least=1):
         self.specs = specs  # per leaf: (dtype or scalar type, weak, shape of ints and names)
         self.names = names  # the symbols' names
         self.closed = closed  # the symbolic ClosedJaxpr
         self.out_tree = out_tree
         self.unproven = unproven  # size expressions the trace took as nonzero
+        self.least = least  # the smallest length it was traced for (see _template)
         self.fast = _fast_plan(closed)
         # its pattern without the configuration (the same in a kept plan's process: its key
         # holds it), as text a plan keeps (`mark`)
@@ -70,6 +73,7 @@ class Template:
         if len(specs) != len(self.specs):
             return None
         env: dict = {}
+        least = self.least
         for (kind, weak, shape), (k, w, s) in zip(self.specs, specs):
             if kind != k or weak != w:
                 return None
@@ -79,7 +83,7 @@ class Template:
                 return None
             for want, got in zip(shape, s):
                 if want.__class__ is str:
-                    if got < 1 or env.setdefault(want, got) != got:
+                    if got < least or env.setdefault(want, got) != got:
                         return None
                 elif want != got:
                     return None
@@ -130,7 +134,9 @@ def jaxpr_for(prog, args, leaves, config):
     changed = _one_length(earlier, specs)
     if changed is None:
         return None
-    t = _template(prog, args, specs, changed)
+    t = _template(prog, args, specs, changed[0])
+    if t is None and changed[1] > 1:
+        t = _template(prog, args, specs, changed[0], changed[1])
     if t is None:
         with _lock:
             _failed[prog] = _failed.get(prog, 0) + 1
@@ -182,10 +188,15 @@ _INTEGER = re.compile(r"int:-?[0-9]+")
 _variants: dict = {}  # a program's name with its integers masked -> programs seen so named
 
 
-def variants(ident: str) -> int:
-    """How many programs named like `ident` but for its integers (static sizes, dims,
-    slice bounds) have made their first call, this one included (_host_tier.CHANGING)."""
-    key = _INTEGER.sub("int:", ident)
+def family_of(ident: str) -> str:
+    """The name of `ident`'s family: programs named alike but for their integers (static
+    sizes, dims, slice bounds)."""
+    return _INTEGER.sub("int:", ident)
+
+
+def variants(key: str) -> int:
+    """How many programs of the family `key` (family_of) have made their first call, this
+    one included (_host_tier.CHANGING)."""
     with _lock:
         n = _variants.get(key, 0) + 1
         if len(_variants) >= 4096:
@@ -195,12 +206,13 @@ def variants(ident: str) -> int:
 
 
 def _one_length(earlier, specs):
-    """The places (leaf, axis) where `specs` differs from the closest of the `earlier` calls
-    (the same dtypes and ranks) in one length only: every changed size was the same size
-    before and is the same size now (a sequence's length, in each array it sizes). None when
+    """(the places (leaf, axis), the smaller of the two lengths) where `specs` differs from
+    the closest of the `earlier` calls (the same dtypes and ranks) in one length only: every
+    changed size was the same size before and is the same size now (a sequence's length, in
+    each array it sizes). None when
     no earlier call differs so. (Several call sites share a program: a model's Linear layers
     of other widths are no earlier length of this one.)"""
-    best = None
+    best = least = None
     for old in earlier:
         if len(old) != len(specs):
             continue
@@ -217,13 +229,15 @@ def _one_length(earlier, specs):
         else:
             if len(pairs) == 1 and min(next(iter(pairs))) >= 1 and (
                     best is None or len(changed) < len(best)):
-                best = changed
-    return best
+                best, least = changed, min(next(iter(pairs)))
+    return None if best is None else (best, least)
 
 
-def _template(prog, args, specs, changed):
+def _template(prog, args, specs, changed, least=1):
     """A Template of `prog` traced with the sizes of `specs` at the places `changed` (one
-    length) symbolic, or None."""
+    length) symbolic, or None. With `least`, the length is known to be at least that (JAX
+    then proves comparisons it would refuse: `x[:, -128:]` of a growing sequence is a
+    dynamic_slice of 128 of `d0`, which needs d0 >= 128), and only such lengths fit."""
     changed = set(changed)
     names = ("d0",)
     pattern = tuple((k, w, None if s is None else tuple(
@@ -232,7 +246,7 @@ def _template(prog, args, specs, changed):
     try:
         import jax
         from jax import export
-        scope = export.SymbolicScope()
+        scope = export.SymbolicScope((f"d0 >= {least}",) if least > 1 else ())
         symbols = dict(zip(names, export.symbolic_shape(",".join(names), scope=scope)))
         leaves, tree = jax.tree_util.tree_flatten(args)
         abstract = [x if s is None else jax.ShapeDtypeStruct(
@@ -248,7 +262,7 @@ def _template(prog, args, specs, changed):
         if _has_control_flow(closed.jaxpr):
             return None
         return Template(pattern, tuple(names), closed,
-                        jax.tree_util.tree_structure(traced.out_info), unproven)
+                        jax.tree_util.tree_structure(traced.out_info), unproven, least)
     except Exception:  # noqa: BLE001  (an op that needs its sizes: traced concretely)
         return None
 

@@ -28,6 +28,7 @@ TORCHJAX_HOST_TIER_CHANGING sets CHANGING.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import time
@@ -42,25 +43,29 @@ HOT = int(os.environ.get("TORCHJAX_HOST_TIER_HOT", "4"))
 # ...or once its NumPy evaluations have cost about what compiling it would (a small
 # program's XLA compile here: 20-100 ms), whichever comes first
 BUDGET = 0.05
-# A signature made from a template of changing sizes (_host_shapes) that has served CHANGING
-# lengths or more (a sequence's length in autoregressive generation, an episode's in
-# reinforcement learning) is hot only once its calls go on past SPAN further host
-# evaluations. (Counted per template, not per program: a program's signatures from unrelated
-# models are no changing length; counted per program, a tree net's shapes left a seed MLP's
-# step on the host tier, 1.02x -> 2.09x PyTorch.) A model of L layers
-# calls each op L times per token with that token's length, which then never comes back: at
-# HOT calls alone, a 6-layer GPT's 150-token generate queued ~2,600 compiles of lengths never
-# seen again (the worker ran them one by one for the rest of the process, and a call waiting
-# for a compile of its own waited behind them: 7 s). A length that stays (generation at its
-# block size) gets compiled a few tokens later.
-# The same for a program whose sizes are static arguments (`x.view(B, T, H, D)`,
-# `mask[:, :, :T, :T]`): each length is another program, one of a family whose names differ
-# only in integers (_host_shapes.variants); from its CHANGING-th such program on, a new one is
-# hot only past SPAN further evaluations. (A 2-layer GPT's 100-token generate compiled 100
-# views, one per length, each used for one token: ~1-3 s of a compile thread beside it, and
-# a warm run loaded them all again.)
-CHANGING = int(os.environ.get("TORCHJAX_HOST_TIER_CHANGING", "8"))
-SPAN = 4000
+# Sizes that keep changing. A signature made from a template of changing sizes (_host_shapes:
+# one length differs from an earlier call's), or a program one of whose family (names alike
+# but for their integers: `x.view(B, T, H, D)`, `mask[:, :, :T, :T]`, each length another
+# program, _host_shapes.variants) was made before it, is one length of several: it is hot
+# only once it comes back after a later length of its template or family has been called,
+# or once its calls outlast the group's bursts: twice the longest run of host evaluations
+# that one length of the group has been called over, and at least SPAN. Why: a model of L
+# layers calls each op L times per token of an autoregressive generate, at that token's
+# length, which never comes back; HOT alone queued a compile of each (a 6-layer GPT's
+# 150-token generate: ~2,600 compiles, each used for one token; a call waiting for a compile
+# of its own waited 7 s behind them). Until session 27 the first 8 lengths of each template
+# were still compiled (minGPT's chargpt: ~240 compiles while its prompt grew to the block
+# size, the compile thread busy throughout and those forwards 2x slower cold). Lengths that
+# come back (episode lengths in reinforcement learning, a training set's last batch) are
+# compiled at their return; a length that stays (generation at its block size, a model
+# whose shapes a template made from another model's calls) after its first bursts' span.
+# CHANGING is the count of other lengths from which the rule applies (per template, not per
+# program: a program's signatures from unrelated models are no changing length); tests/
+# conftest.py turns it off.
+CHANGING = int(os.environ.get("TORCHJAX_HOST_TIER_CHANGING", "1"))
+SPAN = 256
+_GROUPS: dict = {}  # template or family -> [the entry called last, its longest burst]
+_BORN = itertools.count(1)
 EVALUATED = [0]  # host evaluations so far
 # a signature being compiled waits for its executable rather than evaluate again when its
 # last evaluation took this long
@@ -99,7 +104,8 @@ class Entry:
     how often and how long it ran."""
 
     __slots__ = ("in_avals", "out_tree", "avals", "calls", "device", "committed", "spent",
-                 "last", "blas", "plan", "hot_after", "mark")
+                 "last", "blas", "plan", "mark", "group",
+                 "born", "first", "latest")
 
     def __init__(self, plan, in_avals, out_tree, avals, device, committed, blas):
         self.in_avals = in_avals  # (for TORCHJAX_LOGS=compiles, and _host_plans)
@@ -112,9 +118,12 @@ class Entry:
         self.last = 0.0   # seconds of the last one
         self.blas = blas  # whether it multiplies matrices (see run)
         self.plan = plan
-        self.hot_after = 0  # the count of host evaluations (EVALUATED) it may be hot from
         # made from a template: (its pattern, the length, the lengths it had served)
         self.mark = None
+        # its template or family of programs, while it is one length of several (CHANGING),
+        # the order it was made in, and EVALUATED at its first and latest calls
+        self.group = None
+        self.born = self.first = self.latest = 0
 
 
 def eligible_args(leaves):
@@ -340,20 +349,28 @@ def call(prog, args, sig, compiled):
                 _compile_stats.log_host_tier(entry.in_avals, time.perf_counter() - start)
                 if plan_key is not None:
                     _host_plans.save(store, plan_key, entry)
-        if not prog.host and not prog.compiled:  # (a program's first call)
-            family = max(family, _host_shapes.variants(prog.ident))
+        group = None
+        if mark is not None:
+            group = (prog.ident, mark[0])
+        elif not prog.host and not prog.compiled:  # (a program's first call)
+            group = _host_shapes.family_of(prog.ident)
+            family = _host_shapes.variants(group) - 1
         if entry is not NO and family >= CHANGING:
-            # a length of a template that has served CHANGING of them: hot only if its calls
-            # go on past SPAN more host evaluations (see SPAN)
-            entry.hot_after = EVALUATED[0] + SPAN
+            # one length of several: hot only once it comes back after another one, or
+            # its calls outlast its group's bursts (see CHANGING)
+            entry.group = group
+            entry.born = next(_BORN)
+            entry.first = entry.latest = EVALUATED[0]
         if len(prog.host) >= MAX_ENTRIES:  # (ever-new shapes: stay bounded)
             prog.host.clear()
         prog.host[sig] = entry
     if entry is NO:
         return None
     if compiled is None:
+        group = entry.group
+        waiting = group is not None and _one_of_several(entry, group)
         entry.calls += 1
-        if entry.calls >= HOT and EVALUATED[0] >= entry.hot_after or entry.spent >= BUDGET:
+        if entry.calls >= HOT and not waiting or entry.spent >= BUDGET:
             # hot: compiled on the worker thread, which takes the programs whose evaluation
             # here costs most first; it traces and lowers them too, in this call's x64 mode
             # (_programs._work checks it). (Lowering here instead made autoregressive
@@ -375,6 +392,33 @@ def call(prog, args, sig, compiled):
     _compile_stats.count_host_call()
     EVALUATED[0] += 1
     return outs
+
+
+def _one_of_several(entry, group) -> bool:
+    """Whether `entry`, one length of its template or family, is to wait (see CHANGING):
+    notes its call and the bursts of its group."""
+    g = _GROUPS.get(group)
+    if g is None:
+        if len(_GROUPS) >= 4096:
+            _GROUPS.clear()
+        g = _GROUPS[group] = [entry, 0]
+    last = g[0]
+    if last is not entry:  # (the burst of `last` ended here, for now)
+        if last.group is not None:  # (not one that outlasted the bursts: it came back)
+            span = last.latest - last.first
+            if span > g[1]:
+                g[1] = span
+        g[0] = entry
+        if entry.calls and last.born > entry.born:
+            # back after a later length: one that recurs (a family's members made before it
+            # are other call sites, called beside it at each length)
+            entry.group = None
+            return False
+    entry.latest = now = EVALUATED[0]
+    if now - entry.first >= max(SPAN, 2 * g[1]):  # (it outlasts the bursts)
+        entry.group = None
+        return False
+    return True
 
 
 def _leaves(args):

@@ -57,7 +57,7 @@ for _name, _fn in {
 
 for _name, _fn in {
     "add": np.add, "add_any": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum,
-    "min": np.minimum, "pow": np.power, "atan2": np.arctan2, "nextafter": np.nextafter,
+    "min": np.minimum, "atan2": np.arctan2, "nextafter": np.nextafter,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
     "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
@@ -95,64 +95,6 @@ def _shift_left(x, y, **_):
 def _shift_right_arithmetic(x, y, **_):
     bits = x.dtype.itemsize * 8
     return x >> np.minimum(y, bits - 1).astype(x.dtype)
-
-
-@rule("integer_pow")
-def _integer_pow(x, *, y, **_):
-    return x ** y if y >= 0 else 1 / x ** -y
-
-
-@rule("round")
-def _round(x, *, rounding_method=0, **_):
-    if int(rounding_method) == 1:  # to nearest even
-        return np.round(x)
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
-
-
-# erf of float32 values (GELU's): a rational function of x * x (the numerator odd, the
-# denominator even; the coefficients of Eigen's float erf, which XLA:CPU's float32 erf also
-# starts from) evaluated in float64 and rounded once: within 1.6 ulp of the exact erf over
-# [-6, 6] (XLA's own: 5.3 ulp), with no import of scipy.special (~0.2 s, a GPT's first step
-# paid it). Other dtypes: scipy's.
-_ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-          -1.60960333262415e-02)
-_ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-          -7.37332916720468e-03, -1.42647390514189e-02)
-
-
-@rule("erf")
-def _erf(x, **_):
-    if x.dtype == np.float32:
-        w = np.clip(x.astype(np.float64), -4.0, 4.0)  # (erf is +-1 in float32 beyond)
-        w2 = w * w
-        return (np.polyval(_ERF_P, w2) * w / np.polyval(_ERF_Q, w2)).astype(np.float32)
-    from scipy import special
-    return special.erf(x)
-
-
-@rule("erfc")
-def _erfc(x, **_):
-    from scipy import special
-    return special.erfc(x)
-
-
-@rule("erf_inv")
-def _erf_inv(x, **_):
-    from scipy import special
-    return special.erfinv(x)
-
-
-@rule("lgamma")
-def _lgamma(x, **_):
-    from scipy import special
-    return np.where(x == -np.inf, np.inf, special.gammaln(x))  # (scipy: -inf there)
-
-
-@rule("digamma")
-def _digamma(x, **_):
-    from scipy import special
-    return special.digamma(x)
 
 
 @rule("convert_element_type")
@@ -576,5 +518,5 @@ def uncovered(jaxpr, stop=frozenset()) -> str | None:
     return None
 
 
-from . import _numpy_nn  # noqa: E402,F401  (registers the convolution and scatter rules)
+from . import _numpy_math, _numpy_nn  # noqa: E402,F401  (they register their rules)
 from ._numpy_random import _on_keys  # noqa: E402  (and the random bits' and keys' rules)
