@@ -13,7 +13,9 @@ work). Each piece is a view of the input, as eagerly (_dispatch_views._make_view
 node PyTorch gives it (one SplitBackward0-like node, output k; it saves nothing). Only when
 the input is a concrete array JAX places freely, with no strided layout, not an inference
 tensor, and for a kind of call (row, static arguments, input dtype and shape) already run
-once eagerly (which raised its errors there). Reading a piece runs the sequence.
+once eagerly (which raised its errors there). A pending result of the thread's own sequence
+is an input too when nothing requires grad (a transformer block splits its qkv projection,
+which ran the sequence there). Reading a piece runs the sequence.
 """
 
 from __future__ import annotations
@@ -85,10 +87,9 @@ class _NotAResult:
 _NO_RESULT = _NotAResult()
 
 
-def _kind(prep, src, stat, key):
+def _kind(prep, src, av, stat, key):
     """The deferral data of this kind of call (filled at its first, eager, call), or None."""
     from ._dispatch import _fwd_for, _node_cls  # (_dispatch imports this module)
-    av = src._data.aval
     cd = None
     call = _fwd_for(prep, stat, cd)
     pure = _make_pure(prep, stat, cd, None)
@@ -129,16 +130,23 @@ def record(prep, dyn, stat):
     if _TRACE.value is not _EVAL or not ON[0]:
         return None
     src = dyn[0]
-    if not isinstance(src, Tensor) or src._lazy is not None or src._layout is not None \
-            or src._inference:
-        return None
-    a = src._data
-    if a.__class__ is not _CONCRETE or a._committed:
+    if not isinstance(src, Tensor) or src._layout is not None or src._inference:
         return None
     rg = _STATE.grad_enabled and src._requires_grad
+    lz = src._lazy
+    if lz is not None:
+        # (a pending result of the thread's sequence: minGPT's q, k, v = qkv.split(...),
+        # with no gradient to record, as _deferred_views; otherwise it runs)
+        if rg or lz[0] is not _deferred._LOCAL.seq or lz[0].done:
+            return None
+        a, av = None, lz[2]
+    else:
+        a = src._data
+        if a.__class__ is not _CONCRETE or a._committed:
+            return None
+        av = a.aval
     if rg and (not _deferred.GRAD[0] or not _grad.usable(prep)):
         return None
-    av = a.aval
     try:
         key = (prep, stat, _types(stat), av.dtype, av.shape)
         kind = _KINDS.get(key)
@@ -147,7 +155,7 @@ def record(prep, dyn, stat):
     if kind is None:  # the first call of this kind runs eagerly (and raises its errors)
         if len(_KINDS) >= _MAX:
             _KINDS.clear()
-        _KINDS[key] = _kind(prep, src, stat, key) or False
+        _KINDS[key] = _kind(prep, src, av, stat, key) or False
         return None
     if kind is False:
         return None
@@ -161,10 +169,13 @@ def record(prep, dyn, stat):
     if j + n + 1 >= (_deferred.MAX_GRAD_OPS if seq.graph or rg else _deferred.MAX_OPS):
         return None  # (the sequence would be cut inside the pieces)
     where, ext, skey = seq.where, seq.ext, seq.key
-    i = where.get(id(a))
-    if i is None:
-        i = where[id(a)] = len(ext)
-        ext.append(a)
+    if a is None:
+        i = ~lz[1]
+    else:
+        i = where.get(id(a))
+        if i is None:
+            i = where[id(a)] = len(ext)
+            ext.append(a)
     k0 = len(skey)
     skey.append(kind.token)
     skey.append(i)

@@ -29,6 +29,7 @@ from . import (
     _autocast,
     _deferred,
     _deferred_split,
+    _deferred_views,
     _device_dtypes,
     _dtypes,
     _linearize,
@@ -95,7 +96,7 @@ class _Prepared:
     __slots__ = ("op", "kinds", "names", "fwd", "node_cls", "simple", "needs_pos", "plan",
                  "has_saved", "out_cls", "promote_kinds", "result_grad", "check", "grad_of",
                  "saves_of", "plans", "fast", "recorded", "list_fast",
-                 "list_plain", "pieces")
+                 "list_plain", "pieces", "views", "check_passes")
 
     def __init__(self, op: OpDef):
         self.op = op
@@ -112,6 +113,9 @@ class _Prepared:
         self.node_cls = None if overloaded else node_class(op.grad)
         self.grad_of = _bind_arguments(op, op.grad) if overloaded else None
         self.check = None if op.check is None else _bind_arguments(op, op.check)
+        # (a row with a check takes the fast path for calls whose kinds it passes)
+        self.check_passes = None if op.check_passes is None else \
+            _bind_arguments(op, op.check_passes)
         needs = op.needs
         self.needs_pos = None if needs is None else frozenset(
             i for i, n in enumerate(self.names) if n in needs)
@@ -132,7 +136,8 @@ class _Prepared:
         self.recorded = {}  # _record_simple's per-pattern data (which inputs require grad)
         # the fast path's table (dispatch): rows of tensors and numbers with no argument check,
         # no view, no layout and no named outputs
-        self.fast = {} if (self.simple and isinstance(op.promote, str) and self.check is None
+        self.fast = {} if (self.simple and isinstance(op.promote, str)
+                           and (self.check is None or self.check_passes is not None)
                            and not op.view and op.layout is None and self.out_cls is None
                            and not op.residuals) \
             else None
@@ -149,6 +154,8 @@ class _Prepared:
                            and self.result_grad is None)
         # split, chunk, unbind: their pieces may be deferred (_deferred_split.py)
         self.pieces = _deferred_split.eligible(self)
+        # single-output views: deferred too (_deferred_views.py)
+        self.views = _deferred_views.eligible(self)
 
     def _plan(self, saves):
         return _saves.plan(saves, self.op, self.names, tuple(k == _S for k in self.kinds))
@@ -281,6 +288,8 @@ def _fast_call(prep, fast, dyn, stat):
     except TypeError:  # a list among the static arguments
         return None
     if hit is None:
+        if prep.check is not None and not prep.check_passes(dyn, stat):
+            return None  # (the general path checks it: this key's values may fail it)
         got = _fast_unwrap(prep, dyn)
         if got is None:
             return None
@@ -407,6 +416,11 @@ def dispatch(prep: _Prepared, dyn: tuple, stat: tuple):
     elif prep.pieces and _DEFER[0] and CAPTURE is None and not _AUTOCAST.on \
             and not _RESULT_HOOKS.hooks and not (_DEFER_COOL[0] and _STATE.grad_enabled):
         res = _deferred_split.record(prep, dyn, stat)
+        if res is not None:
+            return res
+    elif prep.views and _DEFER[0] and CAPTURE is None and not _AUTOCAST.on \
+            and not _RESULT_HOOKS.hooks:
+        res = _deferred_views.record(prep, dyn, stat)
         if res is not None:
             return res
     # torchjax's x64 scope (_x64.py), entered inline: every op passes here, and a

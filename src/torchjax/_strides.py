@@ -77,13 +77,19 @@ def resolve(shape, record) -> tuple:
     return layout
 
 
+def shape_of(t) -> tuple:
+    """t's shape, without running t's deferred sequence when t is pending (_deferred)."""
+    lz = t._lazy
+    return (t._data if lz is None else lz[2]).shape
+
+
 def of(t) -> tuple:
     """t's (strides, offset), resolved and remembered."""
     record = t._layout
     if record is None:
-        return contiguous_strides(t._data.shape), 0
+        return contiguous_strides(shape_of(t)), 0
     if record.__class__ is Pending:
-        record = t._layout = resolve(t._data.shape, record)
+        record = t._layout = resolve(shape_of(t), record)
     return record
 
 
@@ -94,11 +100,11 @@ def after_view(t, src, link) -> None:
     name = getattr(op, "name", None)
     if name == "view" and src._layout is not None:
         strides, offset = of(src)
-        if view_strides(src._data.shape, strides, t._data.shape) is None:
+        if view_strides(shape_of(src), strides, shape_of(t)) is None:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    t._layout = Pending(src._data.shape, src._layout, link)
+    t._layout = Pending(shape_of(src), src._layout, link)  # (a pending src is not run)
 
 
 def reshape_copies(src, out_shape) -> bool:
@@ -211,7 +217,7 @@ def copy_layout(src, memory_format=None):
     transposed or channels_last source's order, as clone, to and the *_like factories do)."""
     if src._layout is None and memory_format in (None, preserve_format, contiguous_format):
         return None
-    shape = src._data.shape
+    shape = shape_of(src)
     strides = of(src)[0] if src._layout is not None else contiguous_strides(shape)
     return for_format(shape, strides, memory_format)
 

@@ -19,7 +19,7 @@ class _Layout:
         strides = _strides.of(self)[0]
         if dim is None:
             return strides
-        return strides[_wrap_dim(dim, self._data.ndim)]
+        return strides[_wrap_dim(dim, len(strides))]
 
     def storage_offset(self) -> int:
         """The offset, in elements, of this view's first element in its base's storage, as PyTorch
@@ -31,15 +31,17 @@ class _Layout:
         """Whether the tracked strides are those of a contiguous tensor in `memory_format`
         (row-major by default).
         """
+        # (shape_of: a pending tensor's strides need no run of its sequence)
+        shape = _strides.shape_of(self)
         if self._layout is None:
             return memory_format in (None, _memory_format.contiguous_format) or \
-                _strides.is_contiguous(self._data.shape, _strides.contiguous_strides(
-                    self._data.shape), memory_format)
-        return _strides.is_contiguous(self._data.shape, self.stride(), memory_format)
+                _strides.is_contiguous(shape, _strides.contiguous_strides(shape),
+                                       memory_format)
+        return _strides.is_contiguous(shape, self.stride(), memory_format)
 
     def is_non_overlapping_and_dense(self) -> bool:
         """Whether the tracked strides cover a block of memory without gaps or overlaps."""
-        return _strides.non_overlapping_and_dense(self._data.shape, self.stride())
+        return _strides.non_overlapping_and_dense(_strides.shape_of(self), self.stride())
 
     def contiguous(self, memory_format=_memory_format.contiguous_format) -> _Layout:
         """self when already laid out in memory_format, else a copy that is (a new tensor,

@@ -97,6 +97,11 @@ class OpDef:
     # rejects but XLA would silently compute (an integer division by zero). Costs a device
     # sync when it reads tensor values, so only rows that need it have one.
     check: Callable | None = None
+    # For a row with a check: check_passes(**arguments) is True when the check cannot raise
+    # for any call with these arguments' kinds (their dtypes, the classes of the numbers):
+    # such calls take the fast path and may be deferred (pow of a float tensor: its check
+    # is for integers only; a GELU's x ** 3.0 forced the pending sequence at every layer)
+    check_passes: Callable | None = None
     # The public namespace of the function form. Rows of torch.linalg, torch.fft and
     # torch.special are named like PyTorch's native functions ("linalg_inv", "fft_rfft",
     # "special_xlogy"): the namespace module publishes them without that prefix

@@ -81,6 +81,12 @@ def _check_int_power(input, exponent, **_):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
+def _int_power_passes(input, exponent, **_):
+    # (the check reads the exponent's value only for an integer tensor to an int power)
+    return not isinstance(exponent, int) or isinstance(input, (bool, int)) \
+        or not _integral(input)
+
+
 def _floor_div(a, b):
     if jnp.issubdtype(a.dtype, jnp.integer):
         return jnp.floor_divide(a, b)
@@ -197,7 +203,8 @@ def fmod(input, other):
 
 
 @op(tensors=("input", "exponent"), inplace=True, dunders=("__pow__",),
-    rdunders=("__rpow__",), check=_check_int_power, grad=_POW_GRAD,
+    rdunders=("__rpow__",), check=_check_int_power, check_passes=_int_power_passes,
+    grad=_POW_GRAD,
     saves={"input": ("input", "exponent"), "exponent": ("input", "exponent", "result")})
 def pow(input, exponent):
     """input ** exponent."""

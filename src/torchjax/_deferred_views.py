@@ -1,0 +1,152 @@
+"""Deferred views: a single-output view op (view, transpose, permute, unsqueeze, expand, ...)
+of a tensor that needs no gradient is recorded into the thread's pending sequence
+(_deferred.py) instead of run, its result a pending result of that sequence.
+
+Why: eagerly, a view op is an XLA call of its own (~30-60 us on a CPU, more on the host
+tier), and a view of a pending result read that result: it ran the sequence there. A
+transformer block views and transposes q, k, v and its output (minGPT: 9 views per layer),
+so its forward was cut into ~3 sequence programs per layer plus ~9 single calls: a 6-layer
+GPT's forward at a fixed length took 11.7 ms eagerly where one XLA program of it takes 4.1
+(PyTorch eager 5.9). Recorded, the views are steps of the sequence's program.
+
+The result is a view of its input as eagerly (_dispatch_views._make_view: base, view chain,
+version counter, lazy strides); an in-place write to it or to its base reads its value first
+(which runs the sequence), then goes the usual way. Only when the input is the sequence's own
+pending result, or a concrete array JAX places freely once the sequence has an op already (a
+view alone would start a sequence that runs it alone), not an inference tensor, nothing
+requiring grad, a view of a strided source only where PyTorch has one (view() raises,
+reshape copies: both eagerly), and for a kind of call (row, static arguments, input dtype and
+shape) already run once eagerly (which raised its errors there). `clone` (what
+`contiguous()` calls) is recorded the same way, its result a tensor of its own with the
+layout its memory format gives.
+"""
+
+from __future__ import annotations
+
+import jax
+
+from . import _deferred, _strides
+from ._autograd import grad_mode
+from ._dispatch_views import _key_stat, _make_view
+from ._pure import _make_pure, _types
+from ._tensor import Tensor
+from ._x64 import EVAL as _EVAL
+from ._x64 import TRACE as _TRACE
+from ._x64 import enter as _enter
+from ._x64 import leave as _leave
+
+_STATE = grad_mode.STATE
+_CONCRETE = _deferred._CONCRETE
+ON = [True]
+_KINDS: dict = {}  # (row, statics, their types, dtype, shape, weak) -> _Kind, or False: never
+_MAX = 1024
+STATS = {"deferred": 0}  # (for tests and benchmarks)
+# views whose strided source may have no view of the result (view raises, reshape copies)
+_STRIDED = frozenset(("view", "reshape", "flatten", "_reshape_alias", "view_as"))
+
+
+class _Kind:
+    __slots__ = ("call", "pure", "token", "aval", "link")
+
+
+def _kind(prep, aval, stat):
+    """The deferral data of this kind of call (at its first, eager, call), or None."""
+    from ._dispatch import _fwd_for  # (_dispatch imports this module)
+    call = _fwd_for(prep, stat, None)
+    pure = _make_pure(prep, stat, None, None)
+    token = _enter()
+    try:
+        out = jax.eval_shape(pure, jax.ShapeDtypeStruct(aval.shape, aval.dtype,
+                                                        weak_type=aval.weak_type))
+    except Exception:  # noqa: BLE001  (the eager call raises it)
+        return None
+    finally:
+        _leave(token)
+    if not isinstance(out, jax.ShapeDtypeStruct) or getattr(call, "_program", None) is None:
+        return None
+    k = _Kind()
+    k.call, k.pure = call, pure
+    k.token = ("view", next(_deferred._kinds._TOKENS))
+    k.aval = jax.core.ShapedArray(out.shape, out.dtype, weak_type=out.weak_type)
+    k.link = ((prep.op, _key_stat(stat)),)
+    return k
+
+
+# rows that are no view but copy with a layout of their own (`contiguous()` is a clone)
+_COPIES = frozenset(("clone",))
+
+
+def eligible(prep) -> bool:
+    """Whether a row's calls may be deferred here (_dispatch._Prepared.views)."""
+    op = prep.op
+    return ((op.view and op.layout is None) or (op.name in _COPIES and not op.view)) \
+        and prep.kinds == (0,) and op.out_names is None and not op.returns_list \
+        and prep.out_cls is None and op.promote == "none" and not op.residuals \
+        and not prep.pieces and prep.check is None
+
+
+def record(prep, dyn, stat):
+    """The pending view, or None when it is not deferred (then it runs as usual)."""
+    if _TRACE.value is not _EVAL or not ON[0]:
+        return None
+    src = dyn[0]
+    if not isinstance(src, Tensor) or src._inference or (
+            src._requires_grad and _STATE.grad_enabled):
+        return None
+    seq = _deferred._LOCAL.seq
+    lz = src._lazy
+    if lz is not None:
+        if lz[0] is not seq or seq.done:
+            return None
+        aval = lz[2]
+    else:
+        if seq.done or not seq.results:
+            return None
+        a = src._data
+        if a.__class__ is not _CONCRETE or a._committed:
+            return None
+        aval = a.aval
+    try:
+        key = (prep, stat, _types(stat), aval.dtype, aval.shape, aval.weak_type)
+        kind = _KINDS.get(key)
+    except TypeError:  # a list among the static arguments
+        return None
+    if kind is None:  # the first call of this kind runs eagerly (and raises its errors)
+        if len(_KINDS) >= _MAX:
+            _KINDS.clear()
+        _KINDS[key] = _kind(prep, aval, stat) or False
+        return None
+    if kind is False:
+        return None
+    op = prep.op
+    if src._layout is not None and op.view and op.name in _STRIDED:
+        # (where PyTorch raises, or copies: eagerly)
+        strides = _strides.of(src)[0]
+        if _strides.view_strides(aval.shape, strides, kind.aval.shape) is None:
+            return None
+    if seq.kinds is not None or seq.exp is not None:
+        _deferred.leave_trace(seq)  # (a replay follows only what record's lookup gives)
+    j = len(seq.ops)
+    skey = seq.key
+    k0 = len(skey)
+    skey.append(kind.token)
+    if lz is not None:
+        skey.append(~lz[1])
+    else:
+        where, ext = seq.where, seq.ext
+        i = where.get(id(a))
+        if i is None:
+            i = where[id(a)] = len(ext)
+            ext.append(a)
+        skey.append(i)
+    seq.ops.append((kind.call, kind.pure, k0 + 1, k0 + 2))
+    t = _deferred._new_pending((seq, j, kind.aval))
+    seq.results.append(t)
+    if op.view:
+        _make_view(t, src, kind.link)
+    else:
+        t._layout = op.layout(src, *stat)
+    STATS["deferred"] += 1
+    if j + 1 >= (_deferred.MAX_GRAD_OPS if seq.graph else _deferred.MAX_OPS):
+        _deferred.run(seq)
+    return t
