@@ -12,9 +12,9 @@ GPT's forward at a fixed length took 11.7 ms eagerly where one XLA program of it
 The result is a view of its input as eagerly (_dispatch_views._make_view: base, view chain,
 version counter, lazy strides); an in-place write to it or to its base reads its value first
 (which runs the sequence), then goes the usual way. Only when the input is the sequence's own
-pending result, or a concrete array JAX places freely once the sequence has an op already (a
-view alone would start a sequence that runs it alone), not an inference tensor, nothing
-requiring grad, a view of a strided source only where PyTorch has one (view() raises,
+pending result (a view of a concrete array costs its call either way, and recorded it would
+end the sequence's replay: _deferred_replay), not an inference tensor, nothing requiring
+grad, a view of a strided source only where PyTorch has one (view() raises,
 reshape copies: both eagerly), and for a kind of call (row, static arguments, input dtype and
 shape) already run once eagerly (which raised its errors there). `clone` (what
 `contiguous()` calls) is recorded the same way, its result a tensor of its own with the
@@ -36,7 +36,6 @@ from ._x64 import enter as _enter
 from ._x64 import leave as _leave
 
 _STATE = grad_mode.STATE
-_CONCRETE = _deferred._CONCRETE
 ON = [True]
 _KINDS: dict = {}  # (row, statics, their types, dtype, shape, weak) -> _Kind, or False: never
 _MAX = 1024
@@ -95,17 +94,11 @@ def record(prep, dyn, stat):
         return None
     seq = _deferred._LOCAL.seq
     lz = src._lazy
-    if lz is not None:
-        if lz[0] is not seq or seq.done:
-            return None
-        aval = lz[2]
-    else:
-        if seq.done or not seq.results:
-            return None
-        a = src._data
-        if a.__class__ is not _CONCRETE or a._committed:
-            return None
-        aval = a.aval
+    # (a view of a concrete array costs its own call, eagerly or recorded; recorded, the
+    # sequence would also leave its trace, the replay of a repeated step)
+    if lz is None or lz[0] is not seq or seq.done:
+        return None
+    aval = lz[2]
     try:
         key = (prep, stat, _types(stat), aval.dtype, aval.shape, aval.weak_type)
         kind = _KINDS.get(key)
@@ -130,15 +123,7 @@ def record(prep, dyn, stat):
     skey = seq.key
     k0 = len(skey)
     skey.append(kind.token)
-    if lz is not None:
-        skey.append(~lz[1])
-    else:
-        where, ext = seq.where, seq.ext
-        i = where.get(id(a))
-        if i is None:
-            i = where[id(a)] = len(ext)
-            ext.append(a)
-        skey.append(i)
+    skey.append(~lz[1])
     seq.ops.append((kind.call, kind.pure, k0 + 1, k0 + 2))
     t = _deferred._new_pending((seq, j, kind.aval))
     seq.results.append(t)
