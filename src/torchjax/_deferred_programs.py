@@ -35,7 +35,7 @@ _MAX_SEEN = 4096
 PROGRAMS: dict = {}
 SEEN: dict = {}
 # A sequence whose family (its name but for integers: the same ops at other sizes, or with
-# other static sizes) has had _host_tier.CHANGING other programs gets one only after
+# other static sizes) has had _host_tier.FAMILIES programs already gets one only after
 # LATER_SIGHTINGS more sightings: autoregressive generation runs each layer's sequence once
 # per layer at each token's length, which reached the usual count at every token (minGPT's
 # chargpt, 6 layers, 500 tokens: ~350 sequence programs compiled, each used for one token,
@@ -46,8 +46,7 @@ LATER_SIGHTINGS = 64
 # counts for tests and benchmarks: sequence programs made, sequences run op by op
 # (and runs by windows; "waiting": op-by-op runs of a sequence whose program is compiling;
 # "replayed": runs of a sequence that followed its trace to the end, _deferred_replay)
-STATS = {"compiled": 0, "op_by_op": 0, "windows": 0, "waiting": 0, "replayed": 0,
-         "on_host": 0}
+STATS = {"compiled": 0, "op_by_op": 0, "windows": 0, "waiting": 0, "replayed": 0}
 
 
 def source(s, ext, vals):
@@ -77,23 +76,15 @@ def program_for(key, ops, live, ext, top):
     after = later if later is not None else (
         max(COMPILE_AFTER, _host_tier.SEQUENCE_AFTER) if on else COMPILE_AFTER)
     if not _seen_enough(SEEN, key, after, _MAX_SEEN):
-        if later is not None:
-            return _on_host(key, ops, live, top)
-        if on and top and _CHANGING and SEEN.get(key) == 1:  # (a key's first sighting)
-            ident = _ident(ops, key[0], live)
-            if ident is not None and _host_shapes.family_of(ident) in _CHANGING:
-                _later(key)
-                return _on_host(key, ops, live, top, ident)
         return None
     flat = key[0]
     ident = _ident(ops, flat, live)
     if later is None and on and ident is not None and \
-            _host_shapes.variants(_host_shapes.family_of(ident)) - 1 >= _host_tier.CHANGING:
-        _later(key)
-        if len(_CHANGING) >= _MAX_SEEN:
-            _CHANGING.clear()
-        _CHANGING.add(_host_shapes.family_of(ident))
-        return _on_host(key, ops, live, top, ident)
+            _host_shapes.variants(_host_shapes.family_of(ident)) >= _host_tier.FAMILIES:
+        if len(LATER) >= _MAX_SEEN:
+            LATER.clear()
+        LATER[key] = LATER_SIGHTINGS
+        return None
     prog = _program([(p, flat[a:b]) for _, p, a, b in ops], live, ident)
     if BACKGROUND and top and getattr(prog, "_program", None) is not None:
         # (a plain jax.jit, the program cache off, compiles inline: an executable compiled
@@ -105,57 +96,6 @@ def program_for(key, ops, live, ext, top):
     PROGRAMS[key] = prog
     STATS["compiled"] += 1
     return prog
-
-
-def _later(key):
-    if len(LATER) >= _MAX_SEEN:
-        LATER.clear()
-    LATER[key] = LATER_SIGHTINGS
-
-
-# Families of sequences whose lengths keep changing (see LATER), and per sequence name the
-# program the host tier evaluates for them: a length's run of the sequence as one host-tier
-# call (one template of the whole sequence, _host_shapes) instead of each op's own call
-# (~0.1 ms each: the miss, its signature, a template instance, the transfers). Never
-# compiled for such a length (the host tier's CHANGING rule), unless the length stays:
-# then the sequence gets its program as any other (LATER_SIGHTINGS). A name whose template
-# cannot be made (its trace needs the sizes) goes back to op by op: a trace per length of a
-# whole sequence costs more than its ops' own calls.
-_CHANGING: set = set()
-_ON_HOST: dict = {}
-
-
-def _on_host(key, ops, live, top, ident=None):
-    """A run of a sequence of a changing family by the host tier, as one program (ops one
-    by one where the host tier does not take it), or None (op by op)."""
-    if not top or not _host_tier.ON[0]:
-        return None
-    if ident is None:
-        ident = _ident(ops, key[0], live)
-        if ident is None:
-            return None
-    prog = _ON_HOST.get(ident)
-    if prog is None:
-        if len(_ON_HOST) >= _MAX_PROGRAMS:
-            _ON_HOST.clear()
-        prog = _ON_HOST[ident] = _program([(p, key[0][a:b]) for _, p, a, b in ops], live,
-                                          ident)
-    p = getattr(prog, "_program", None)
-    if p is None or _host_shapes.failed(p):
-        return None
-
-    def run(*ext):
-        sig = _programs._call_key(ext)
-        if sig is not None:
-            if p.compiled.get(sig) is not None:  # (made ahead or hot: its executable)
-                return prog(*ext)
-            outs = _host_tier.call(p, ext, sig, None)
-            if outs is not None:
-                STATS["on_host"] += 1
-                return outs
-        # (not the host tier's: its arguments, a primitive without a NumPy rule)
-        return op_by_op(ops, key[0], ext, live)
-    return run
 
 
 class _Compiling:

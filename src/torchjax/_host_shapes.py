@@ -152,11 +152,6 @@ def jaxpr_for(prog, args, leaves, config):
     return _instantiate(t, env)
 
 
-def failed(prog) -> bool:
-    """Whether `prog` gave up on templates (its symbolic traces failed MAX_FAILED times)."""
-    return _failed.get(prog, 0) >= MAX_FAILED
-
-
 def mark():
     """(the template's pattern as text, the length, 0) of this thread's last jaxpr_for, when
     a template gave it; else None (and so at the next call: it is taken). `served` counts

@@ -44,9 +44,9 @@ HOT = int(os.environ.get("TORCHJAX_HOST_TIER_HOT", "4"))
 # program's XLA compile here: 20-100 ms), whichever comes first
 BUDGET = 0.05
 # Sizes that keep changing. A signature made from a template of changing sizes (_host_shapes:
-# one length differs from an earlier call's), or a program one of whose family (names alike
-# but for their integers: `x.view(B, T, H, D)`, `mask[:, :, :T, :T]`, each length another
-# program, _host_shapes.variants) was made before it, is one length of several: it is hot
+# one length differs from an earlier call's), or a program of a family (names alike but for
+# their integers: `x.view(B, T, H, D)`, `mask[:, :, :T, :T]`, each length another program,
+# _host_shapes.variants) that has had FAMILIES programs, is one length of several: it is hot
 # only once it comes back after a later length of its template or family has been called,
 # or once its calls outlast the group's bursts: twice the longest run of host evaluations
 # that one length of the group has been called over, and at least SPAN. Why: a model of L
@@ -61,8 +61,11 @@ BUDGET = 0.05
 # whose shapes a template made from another model's calls) after its first bursts' span.
 # CHANGING is the count of other lengths from which the rule applies (per template, not per
 # program: a program's signatures from unrelated models are no changing length); tests/
-# conftest.py turns it off.
+# conftest.py turns it off. A family's members are often a training step's call sites
+# (`sum(1)` and `sum(0)`), each called every step: the rule waits for FAMILIES of them (its
+# window counts host evaluations, which stop once the rest is compiled).
 CHANGING = int(os.environ.get("TORCHJAX_HOST_TIER_CHANGING", "1"))
+FAMILIES = 8
 SPAN = 256
 _GROUPS: dict = {}  # template or family -> [the entry called last, its longest burst]
 _BORN = itertools.count(1)
@@ -351,11 +354,13 @@ def call(prog, args, sig, compiled):
                     _host_plans.save(store, plan_key, entry)
         group = None
         if mark is not None:
-            group = (prog.ident, mark[0])
+            if family >= CHANGING:
+                group = (prog.ident, mark[0])
         elif not prog.host and not prog.compiled:  # (a program's first call)
-            group = _host_shapes.family_of(prog.ident)
-            family = _host_shapes.variants(group) - 1
-        if entry is not NO and family >= CHANGING:
+            key = _host_shapes.family_of(prog.ident)
+            if _host_shapes.variants(key) >= FAMILIES:
+                group = key
+        if entry is not NO and group is not None:
             # one length of several: hot only once it comes back after another one, or
             # its calls outlast its group's bursts (see CHANGING)
             entry.group = group
