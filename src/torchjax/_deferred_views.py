@@ -32,8 +32,6 @@ from ._pure import _make_pure, _types
 from ._tensor import Tensor
 from ._x64 import EVAL as _EVAL
 from ._x64 import TRACE as _TRACE
-from ._x64 import enter as _enter
-from ._x64 import leave as _leave
 
 _STATE = grad_mode.STATE
 ON = [True]
@@ -48,27 +46,33 @@ class _Kind:
     __slots__ = ("call", "pure", "token", "aval", "link")
 
 
-def _kind(prep, aval, stat):
-    """The deferral data of this kind of call (at its first, eager, call), or None."""
+def _kind(prep, stat):
+    """The deferral data of this kind of call, its result's aval still to come from its
+    first, eager, call (seen): no trace of its own (a generate's views are new kinds at
+    every length, and eval_shape cost ~1 ms each)."""
     from ._dispatch import _fwd_for  # (_dispatch imports this module)
     call = _fwd_for(prep, stat, None)
-    pure = _make_pure(prep, stat, None, None)
-    token = _enter()
-    try:
-        out = jax.eval_shape(pure, jax.ShapeDtypeStruct(aval.shape, aval.dtype,
-                                                        weak_type=aval.weak_type))
-    except Exception:  # noqa: BLE001  (the eager call raises it)
-        return None
-    finally:
-        _leave(token)
-    if not isinstance(out, jax.ShapeDtypeStruct) or getattr(call, "_program", None) is None:
+    if getattr(call, "_program", None) is None:
         return None
     k = _Kind()
-    k.call, k.pure = call, pure
+    k.call, k.pure = call, _make_pure(prep, stat, None, None)
     k.token = ("view", next(_deferred._kinds._TOKENS))
-    k.aval = jax.core.ShapedArray(out.shape, out.dtype, weak_type=out.weak_type)
+    k.aval = None
     k.link = ((prep.op, _key_stat(stat)),)
     return k
+
+
+def seen(prep, stat, src, t):
+    """The eager call of a kind (dispatch's, for rows that are `eligible`): its result's
+    aval, for its later calls."""
+    a = src._data.aval
+    try:
+        kind = _KINDS.get((prep, stat, _types(stat), a.dtype, a.shape, a.weak_type))
+    except TypeError:
+        return
+    if kind and kind.aval is None:
+        out = t._data.aval
+        kind.aval = jax.core.ShapedArray(out.shape, out.dtype, weak_type=out.weak_type)
 
 
 # rows that are no view but copy with a layout of their own (`contiguous()` is a clone)
@@ -107,9 +111,9 @@ def record(prep, dyn, stat):
     if kind is None:  # the first call of this kind runs eagerly (and raises its errors)
         if len(_KINDS) >= _MAX:
             _KINDS.clear()
-        _KINDS[key] = _kind(prep, aval, stat) or False
+        _KINDS[key] = _kind(prep, stat) or False
         return None
-    if kind is False:
+    if kind is False or kind.aval is None:
         return None
     op = prep.op
     if src._layout is not None and op.view and op.name in _STRIDED:

@@ -556,6 +556,8 @@ def _wrap_outputs(prep, dyn, stat, out, node):
         _make_view(t, dyn[0], ((op, _key_stat(stat)),))
     elif op.layout is not None:
         t._layout = op.layout(dyn[0], *stat)
+    if prep.views and node is None:  # (its later calls' result aval: _deferred_views)
+        _deferred_views.seen(prep, stat, dyn[0], t)
     return t
 
 

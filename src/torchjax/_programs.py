@@ -142,6 +142,18 @@ def signature(args):
         return None
 
 
+_DTYPE_NAMES: dict = {}
+
+
+def _dtype_name(dtype) -> str:
+    """str(dtype), kept per dtype (NumPy's __str__ is Python code: ~5 us, paid per array of
+    every call the program cache's miss path, the host tier's included, sees)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
 def _signature(args):
     leaves, tree = _tree_util.tree_flatten(args)
     out = [str(tree)]
@@ -151,19 +163,19 @@ def _signature(args):
             s = x.sharding
             av = x.aval
             if isinstance(s, _NAMED):  # (DTensor's, DDP's and FSDP's arrays)
-                out.append(("a", str(av.dtype), av.shape, av.weak_type, x._committed,
+                out.append(("a", _dtype_name(av.dtype), av.shape, av.weak_type, x._committed,
                             describe_layout(s)))
                 continue
             if type(s).__name__ != "SingleDeviceSharding":
                 return None
             d = s._device
-            out.append(("a", str(av.dtype), av.shape, av.weak_type, x._committed,
+            out.append(("a", _dtype_name(av.dtype), av.shape, av.weak_type, x._committed,
                         d.platform, d.id, s.memory_kind))
         elif t in _SCALAR_TYPES:
             out.append(("p", t.__name__))
         elif t in _TYPED:  # (by what jax.jit keys them by: the aval, not the value)
             av = x.aval
-            out.append(("t", t.__name__, str(av.dtype), av.shape, av.weak_type))
+            out.append(("t", t.__name__, _dtype_name(av.dtype), av.shape, av.weak_type))
         elif t.__module__ == "numpy" and (t.__name__ == "ndarray" or hasattr(x, "dtype")):
             out.append(("n", t.__name__, x.dtype.str, str(x.dtype), x.shape))
         else:
