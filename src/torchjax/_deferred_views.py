@@ -38,6 +38,9 @@ ON = [True]
 _KINDS: dict = {}  # (row, statics, their types, dtype, shape, weak) -> _Kind, or False: never
 _MAX = 1024
 STATS = {"deferred": 0}  # (for tests and benchmarks)
+# kinds whose result aval their eager call is still to give (dispatch calls `seen` only then:
+# an eager view pays nothing once every kind has it)
+WAITING = [0]
 # views whose strided source may have no view of the result (view raises, reshape copies)
 _STRIDED = frozenset(("view", "reshape", "flatten", "_reshape_alias", "view_as"))
 
@@ -59,6 +62,7 @@ def _kind(prep, stat):
     k.token = ("view", next(_deferred._kinds._TOKENS))
     k.aval = None
     k.link = ((prep.op, _key_stat(stat)),)
+    WAITING[0] += 1
     return k
 
 
@@ -73,6 +77,7 @@ def seen(prep, stat, src, t):
     if kind and kind.aval is None:
         out = t._data.aval
         kind.aval = jax.core.ShapedArray(out.shape, out.dtype, weak_type=out.weak_type)
+        WAITING[0] -= 1
 
 
 # rows that are no view but copy with a layout of their own (`contiguous()` is a clone)
@@ -111,6 +116,7 @@ def record(prep, dyn, stat):
     if kind is None:  # the first call of this kind runs eagerly (and raises its errors)
         if len(_KINDS) >= _MAX:
             _KINDS.clear()
+            WAITING[0] = 0
         _KINDS[key] = _kind(prep, stat) or False
         return None
     if kind is False or kind.aval is None:

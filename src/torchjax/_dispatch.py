@@ -210,6 +210,8 @@ def _fwd_for(prep: _Prepared, stat, cd, out_cast=None):
 
 # -- the call --------------------------------------------------------------------------------
 
+_VIEWS_WAITING = _deferred_views.WAITING
+
 _FAST_CD: dict = {}  # (promote mode, argument keys) -> compute dtype; see _dtypes
 
 
@@ -556,7 +558,7 @@ def _wrap_outputs(prep, dyn, stat, out, node):
         _make_view(t, dyn[0], ((op, _key_stat(stat)),))
     elif op.layout is not None:
         t._layout = op.layout(dyn[0], *stat)
-    if prep.views and node is None:  # (its later calls' result aval: _deferred_views)
+    if prep.views and node is None and _VIEWS_WAITING[0]:  # (its kind's aval: _deferred_views)
         _deferred_views.seen(prep, stat, dyn[0], t)
     return t
 
