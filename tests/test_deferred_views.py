@@ -100,3 +100,23 @@ def test_pow_of_a_float_tensor_is_deferred_and_an_integer_one_still_checked():
         assert n.pow(2).tolist() == [1, 4, 9]
         with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
             n.pow(-1)
+
+
+def test_a_linear_without_bias_is_deferred_and_a_graph_through_it_still_trains():
+    """linear(x, w) passes None for its bias: an argument the deferred sequence keeps as a
+    constant (nanoGPT's bias=False layers, a GPT's lm_head); with grad it runs as before."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 12)).astype(np.float32)
+    w = rng.standard_normal((5, 12)).astype(np.float32)
+    F, tF = torchjax.nn.functional, torch.nn.functional
+    want = (tF.linear(torch.tensor(x) * 2, torch.tensor(w)).relu() + 1).numpy()
+    for i in range(4):
+        with torchjax.no_grad():
+            y = F.linear(torchjax.tensor(x) * 2, torchjax.tensor(w)).relu() + 1
+            assert _pending(y) or i == 0
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-5)
+    wt, wT = torchjax.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    for _ in range(3):
+        F.linear(torchjax.tensor(x), wt).tanh().sum().backward()
+        tF.linear(torch.tensor(x), wT).tanh().sum().backward()
+    np.testing.assert_allclose(wt.grad.numpy(), wT.grad.numpy(), rtol=1e-5, atol=1e-5)

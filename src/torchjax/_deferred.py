@@ -108,6 +108,9 @@ STATS = _dp.STATS
 _refs = sys.getrefcount
 _wrap = _new_tensor = Tensor._wrap
 _new_pending = Tensor._pending
+# the source of an absent optional tensor argument (None): a constant, as a kept number's
+# (class, value) is (_deferred_programs.source gives its value)
+_NONE = (type(None), None)
 
 try:
     from jax._src.array import ArrayImpl as _CONCRETE
@@ -270,6 +273,10 @@ def record(prep, fast, dyn, stat):
                             break
                     if rg:
                         pattern = pattern * 3 + (2 if v._requires_grad else 1)
+                elif v is None:  # (an absent optional tensor: linear's bias=False)
+                    if s is not _NONE or rg:
+                        break
+                    pattern *= 3
                 elif v.__class__ is x:
                     if s.__class__ is tuple:  # a number kept as a constant of the program
                         if s[1] != v or s not in _KEPT:
@@ -350,6 +357,10 @@ def record(prep, fast, dyn, stat):
                 _number(v)
                 ext.append(v)
             keys.append(cls)
+            pattern *= 3
+        elif v is None and not rg:  # (a constant of the program, as a kept number)
+            skey.append(_NONE)
+            keys.append(None)
             pattern *= 3
         else:
             break

@@ -264,7 +264,7 @@ def _fast_call(prep, fast, dyn, stat):
     the error)."""
     arrays = []
     keys = [stat, _types(stat)]
-    rg = False
+    rg = none = False
     for v in dyn:
         if isinstance(v, Tensor):
             a = v._data
@@ -280,9 +280,13 @@ def _fast_call(prep, fast, dyn, stat):
         elif v.__class__ in _SCALARS:
             arrays.append(_on_device(v) if _X64.value and _TRACE.value is _EVAL else v)
             keys.append(v.__class__)
+        elif v is None:  # (an absent optional tensor: linear's bias=False)
+            arrays.append(None)
+            keys.append(None)
+            none = True
         else:
             return None
-    if rg and _LINEARIZE[0]:
+    if rg and (_LINEARIZE[0] or none):  # (_record_simple's data takes tensors and numbers)
         return None
     key = tuple(keys)
     try:
