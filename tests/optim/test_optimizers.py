@@ -218,7 +218,11 @@ def test_state_dict_round_trip_continues_the_same_trajectory(name, kw):
     opt2.load_state_dict(saved)
     assert opt2.param_groups[0]["lr"] == kw["lr"]
     train(torchjax, opt2, fresh, 3)
-    assert_close_params(fresh, ref_params, rtol=0, atol=0)
+    # (to the last bits, not to the bit: a step may be evaluated by the host tier in one run
+    # and compiled in the other, or run op by op in one and fused in the other, depending on
+    # when a background compile finished; docs/design.md, "Rounding in the last bits". A
+    # state lost in the round trip moves the parameters by ~1e-2 here)
+    assert_close_params(fresh, ref_params, rtol=1e-6, atol=1e-7)
     torch_params, torch_opt = run(torch, name, kw, steps=6)
     assert_close_params(fresh, torch_params)
     assert_same_state_dict(opt2.state_dict(), torch_opt.state_dict())
