@@ -206,6 +206,7 @@ from ._from_file import from_file  # noqa: E402
 from ._constants import *  # noqa: E402,F403
 from ._build_flags import *  # noqa: E402,F403
 from ._dtypes_storage_only import *  # noqa: E402,F403
+from ._qscheme import *  # noqa: E402,F403
 from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402
 from ._sym_types import SymBool, SymFloat, SymInt  # noqa: E402
 from ._streams import Event, Stream  # noqa: E402
