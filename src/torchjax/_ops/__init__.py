@@ -56,6 +56,7 @@ from . import (  # noqa: F401  (each module registers its rows on import)
     segment_reduce,
     shape,
     sorting,
+    sparse_index_copies,
     special,
     spectral,
     splitting,

@@ -1,5 +1,5 @@
-"""as_strided: a view that reads its base's storage by explicit strides; as_strided_scatter,
-its out-of-place write.
+"""as_strided: a view that reads its base's storage by explicit strides (and slice_inverse,
+which reads it as another tensor is laid out); as_strided_scatter, its out-of-place write.
 
 torchjax's arrays have no storage of their own; a tensor's storage is its root base's values
 in the order its layout metadata gives (_strides.py), so as_strided gathers from that.
@@ -64,6 +64,13 @@ def as_strided(input, size, stride, storage_offset=None):
                                                            "as_strided")
     from .. import _dispatch as _D  # it imports the op table
     return _D.dispatch(_D.PREPARED["_as_strided"], (root,), (size, stride, offset, order))
+
+
+@function()
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of input = src[start:end:step] along dim (functionalization's op): src's
+    size, strides and offset read from input's storage, a view of it."""
+    return as_strided(input, tuple(src.shape), src.stride(), src.storage_offset())
 
 
 @op(tensors=("input", "src"), promote="none", function=False, method=False,
