@@ -3,6 +3,7 @@ compressed-sparse index accessors and *_copy functions, against PyTorch."""
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import pytest
@@ -56,14 +57,19 @@ def _grad_dtype(lib):
     x = lib.ones(2, requires_grad=True)
     before = x.grad_dtype
     x.grad_dtype = lib.float64
+    copied = copy.deepcopy(x).grad_dtype  # a copy starts from the default
     (x.sum() * 1).backward()
     (x.sum() * 2).backward()  # accumulated in float64
+    grad64 = x.grad
     y = lib.ones(2, requires_grad=True)
     y.grad_dtype = None
     (y * 3).sum().backward()
     z = lib.ones(2)
     z.grad_dtype = lib.float64
-    return before, x.grad_dtype, x.grad, y.grad_dtype, y.grad, z.grad_dtype, \
+    x.grad = None
+    x.grad_dtype = x.dtype
+    (x.sum() * 1).backward()
+    return before, grad64, copied, x.grad_dtype, x.grad, y.grad_dtype, y.grad, z.grad_dtype, \
         lib.ones(2, dtype=lib.int64).grad_dtype
 
 
@@ -81,6 +87,24 @@ def _dim_orders(lib):
     return out
 
 
+def _grad_dtype_change(lib, dtype):
+    x = lib.ones(2, requires_grad=True)
+    x.grad_dtype = lib.float64
+    x.sum().backward()
+    x.grad_dtype = dtype
+    return x.grad_dtype, x.grad
+
+
+def _grad_any_dtype(lib):
+    x = lib.ones(2, requires_grad=True)
+    x.grad_dtype = None
+    x.grad = lib.ones(2, dtype=lib.float64)
+    x.grad_dtype = lib.float64
+    y = lib.ones(2, requires_grad=True)
+    y.grad_dtype = lib.float16
+    return x.grad, _res(lambda _: setattr(y, "grad", lib.ones(2)), lib)
+
+
 CALLS = {
     "as_subclass": _subclass,
     "as_subclass of a non-Tensor class": lambda t: t.ones(2).as_subclass(int),
@@ -88,6 +112,11 @@ CALLS = {
     "grad_dtype of a non-leaf": lambda t: (t.ones(2, requires_grad=True) * 2).grad_dtype,
     "grad_dtype set on a non-leaf": lambda t: setattr(t.ones(2, requires_grad=True) * 2,
                                                       "grad_dtype", t.float64),
+    "grad_dtype changed under a gradient": lambda t: _grad_dtype_change(t, t.float32),
+    "grad_dtype set to the gradient's": lambda t: _grad_dtype_change(t, t.float64),
+    "grad of another dtype": lambda t: setattr(t.ones(2, requires_grad=True), "grad",
+                                               t.ones(2, dtype=t.float64)),
+    "grad of another dtype, grad_dtype None": _grad_any_dtype,
     "grad_dtype set to a number": lambda t: setattr(t.ones(2, requires_grad=True),
                                                     "grad_dtype", 3),
     "dim_order": _dim_orders,

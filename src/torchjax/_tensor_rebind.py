@@ -18,18 +18,11 @@ from __future__ import annotations
 import weakref
 
 from ._autograd.grad_mode import STATE
+from ._dtypes import CPP_NAMES
 from ._tensor import Tensor, _alias
 from ._x64 import scoped
 
 __all__ = ["as_strided_"]
-
-# PyTorch names the element types in set_'s dtype error by their C++ types
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
 
 def _root(t: Tensor) -> Tensor:
     return t if t._base is None else t._base
@@ -90,8 +83,8 @@ def _become(self: Tensor, alias: Tensor) -> Tensor:
 
 def _set_dtype(self: Tensor, source: Tensor) -> None:
     if source.dtype != self.dtype:
-        raise RuntimeError(f"Could not set tensor of type {_CPP_NAMES.get(source.dtype.name)} "
-                           f"to a tensor of type {_CPP_NAMES.get(self.dtype.name)}")
+        raise RuntimeError(f"Could not set tensor of type {CPP_NAMES.get(source.dtype.name)} "
+                           f"to a tensor of type {CPP_NAMES.get(self.dtype.name)}")
 
 
 @scoped
