@@ -11,17 +11,13 @@ import torch
 
 import torchjax
 
-from ._same_error import raises_as_pytorch
+from ._same_error import outcome, raises_as_pytorch
 
 
 def _res(f, lib):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = f(lib)
-    except Exception as e:  # noqa: BLE001 - the error is the result compared
-        return f"{type(e).__name__}: {e}"
-    return _plain(r)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's TypedStorage deprecation
+        return outcome(f, lib, _plain)
 
 
 def _plain(r):

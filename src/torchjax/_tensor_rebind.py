@@ -73,6 +73,8 @@ def _leave_storage(self: Tensor, keep: bool) -> Tensor | None:
 def _become(self: Tensor, alias: Tensor) -> Tensor:
     """self takes the values, root, view chain and layout of `alias` (a fresh alias view)."""
     root = alias._base
+    if self._lazy is not None:  # a pending result (_deferred) whose value is being replaced
+        del self._lazy
     self._data = alias._data
     self._base, self._view_chain, self._layout = root, alias._view_chain, alias._layout
     self._detached = True  # like detach()'s alias: writes to self are not autograd writes

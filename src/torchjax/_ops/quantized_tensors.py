@@ -17,12 +17,18 @@ _INSTEAD = ("quantized tensors are not supported by torchjax (PyTorch 2.13 depre
             "torch.fake_quantize_per_channel_affine, which keep float tensors")
 
 
+def _raising(name, doc, message, *, method=True, function_form=True):
+    """torch.<name> / Tensor.<name> raising NotImplementedError(message(*arguments))."""
+    def call(*args, **kwargs):
+        raise NotImplementedError(message(*args))
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return function(name, method=method, function=function_form)(call)
+
+
 def _unsupported(name):
-    def make(*args, **kwargs):
-        raise NotImplementedError(f"torch.{name}: {_INSTEAD}")
-    make.__name__ = make.__qualname__ = name
-    make.__doc__ = f"Not supported: torch.{name} makes a quantized tensor."
-    return function(name, method=False)(make)
+    return _raising(name, f"Not supported: torch.{name} makes a quantized tensor.",
+                    lambda *_: f"torch.{name}: {_INSTEAD}", method=False)
 
 
 quantize_per_tensor = _unsupported("quantize_per_tensor")
@@ -32,15 +38,12 @@ empty_quantized = _unsupported("empty_quantized")
 
 
 def _not_quantized(name, function_form=True):
-    def read(self, *args, **kwargs):
-        # PyTorch's error for these on a tensor that is not quantized (torchjax's never are)
-        raise NotImplementedError(
-            f"Could not run 'aten::{name}' with arguments from the "
-            f"'{self.device.type.upper()}' backend: the tensor is not quantized (torchjax has no "
-            f"quantized tensors)")
-    read.__name__ = read.__qualname__ = name
-    read.__doc__ = f"Raises: torch.{name} reads a quantized tensor, which torchjax never has."
-    return function(name, function=function_form)(read)
+    # PyTorch's error for these on a tensor that is not quantized (torchjax's never are)
+    return _raising(
+        name, f"Raises: torch.{name} reads a quantized tensor, which torchjax never has.",
+        lambda self, *_: f"Could not run 'aten::{name}' with arguments from the "
+                         f"'{self.device.type.upper()}' backend: the tensor is not quantized "
+                         f"(torchjax has no quantized tensors)", function_form=function_form)
 
 
 int_repr = _not_quantized("int_repr")
