@@ -483,7 +483,8 @@ RULES = {
     "diagonal": _diagonal, "linalg_diagonal": _diagonal, "unfold": _unfold,
     "_select": _basic, "_slice": _basic, "_unsqueeze": _basic, "_alias": _same,
     "real": _complex_parts(0), "imag": _complex_parts(1), "view_as_real": _as_real,
-    "view_as_complex": _as_complex, "_as_strided": _as_strided, "_view_dtype": _dtype_view,
+    "view_as_complex": _as_complex, "_as_strided": _as_strided, "_slice_inverse": _as_strided,
+    "_view_dtype": _dtype_view,
 }
 
 

@@ -25,6 +25,11 @@ def _as_strided(input, size, stride, storage_offset, order):
     return flat[_strides.positions(size, stride, storage_offset)]
 
 
+# slice_inverse reads the storage as _as_strided does, under PyTorch's own node name
+op(name="_slice_inverse", promote="none", needs=(), view=True, function=False, method=False,
+   grad="SliceInverseBackward0")(_as_strided)
+
+
 def _storage_layout(input, size, stride, storage_offset, fname):
     """Checked (size, stride, offset) of a strided window on input's storage, with the root
     tensor that holds the storage, its layout order (outermost dim first) and its size."""
@@ -57,20 +62,25 @@ def _storage_layout(input, size, stride, storage_offset, fname):
     return size, stride, offset, root, order, numel
 
 
+def _strided_view(row, input, size, stride, storage_offset, fname):
+    size, stride, offset, root, order, _ = _storage_layout(input, size, stride, storage_offset,
+                                                           fname)
+    from .. import _dispatch as _D  # it imports the op table
+    return _D.dispatch(_D.PREPARED[row], (root,), (size, stride, offset, order))
+
+
 @function()
 def as_strided(input, size, stride, storage_offset=None):
     """A view of input's storage with the given size, stride and storage offset."""
-    size, stride, offset, root, order, _ = _storage_layout(input, size, stride, storage_offset,
-                                                           "as_strided")
-    from .. import _dispatch as _D  # it imports the op table
-    return _D.dispatch(_D.PREPARED["_as_strided"], (root,), (size, stride, offset, order))
+    return _strided_view("_as_strided", input, size, stride, storage_offset, "as_strided")
 
 
 @function()
 def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     """The inverse of input = src[start:end:step] along dim (functionalization's op): src's
     size, strides and offset read from input's storage, a view of it."""
-    return as_strided(input, tuple(src.shape), src.stride(), src.storage_offset())
+    return _strided_view("_slice_inverse", input, tuple(src.shape), src.stride(),
+                         src.storage_offset(), "slice_inverse")
 
 
 @op(tensors=("input", "src"), promote="none", function=False, method=False,
