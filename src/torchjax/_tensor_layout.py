@@ -53,7 +53,7 @@ class _Layout:
                     isinstance(f, _memory_format.memory_format) for f in formats):
                 raise TypeError("The ambiguity_check argument must be a bool or a list of "
                                 "memory formats.")
-        shape, strides = tuple(self._data.shape), self.stride()
+        shape, strides = tuple(self.shape), self.stride()  # (shape: a pending tensor is not run)
         if ambiguity_check is not False and (
                 any(n == 1 for n in shape) or any(a == b for a, b in zip(strides, strides[1:]))) \
                 and sum(self.is_contiguous(memory_format=f) for f in formats) != 1:
