@@ -12,3 +12,13 @@ def raises_as_pytorch(fn, exc, phrase) -> None:
         with pytest.raises(exc) as e:
             fn(lib)
         assert phrase in str(e.value), (lib.__name__, str(e.value))
+
+
+def outcome(f, lib, plain):
+    """plain(f(lib)), or the error f raised as "Type: message", so that both libraries'
+    outcomes compare whether they return or raise."""
+    try:
+        r = f(lib)
+    except Exception as e:  # noqa: BLE001 - the error is the result compared
+        return f"{type(e).__name__}: {e}"
+    return plain(r)

@@ -12,13 +12,11 @@ import torch
 
 import torchjax
 
+from ._same_error import outcome
+
 
 def _res(f, lib):
-    try:
-        r = f(lib)
-    except Exception as e:  # noqa: BLE001 - the error is the result compared
-        return f"{type(e).__name__}: {e}"
-    return _plain(r)
+    return outcome(f, lib, _plain)
 
 
 def _plain(r):

@@ -206,15 +206,19 @@ from ._from_file import from_file  # noqa: E402
 from ._constants import *  # noqa: E402,F403
 from ._build_flags import *  # noqa: E402,F403
 from ._dtypes_storage_only import *  # noqa: E402,F403
+from ._qscheme import *  # noqa: E402,F403
 from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402
 from ._sym_types import SymBool, SymFloat, SymInt  # noqa: E402
 from ._streams import Event, Stream  # noqa: E402
+from . import _grad_dtype  # noqa: E402,F401  (Tensor.grad_dtype)
+from . import _subclass  # noqa: E402,F401  (Tensor.as_subclass)
 from .amp import GradScaler  # noqa: E402
 from . import storage, torch_version  # noqa: E402
 from .storage import Storage, StorageBase, TypedStorage, UntypedStorage  # noqa: E402
 
 globals().update(storage.LEGACY)  # torch.FloatStorage, torch.LongStorage, ...
 from . import _tensor_storage  # noqa: E402,F401  (Tensor.untyped_storage, Tensor.storage)
+from ._tensor_rebind import as_strided_  # noqa: E402  (and Tensor.set_, is_set_to)
 from ._memory_format import contiguous_format as legacy_contiguous_format  # noqa: E402
 from .signal import windows  # noqa: E402  (PyTorch's torch.windows is torch.signal.windows)
 

@@ -247,6 +247,14 @@ def can_cast(from_: dtype, to: dtype) -> builtins.bool:
     return True
 
 
+# The C++ type names some of PyTorch's messages use ("Could not set tensor of type long int").
+CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "bool": "bool", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>"}
+
+
 # Names PyTorch prints in messages such as "result type Float can't be cast to ... Long".
 SCALAR_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",

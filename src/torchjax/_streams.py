@@ -9,6 +9,8 @@ before reading time.perf_counter().
 
 from __future__ import annotations
 
+from ._tensor import Tensor
+
 __all__ = ["Stream", "Event"]
 
 
@@ -33,3 +35,19 @@ class Event:
 
 
 Stream.__module__ = Event.__module__ = "torch"
+
+
+def record_stream(self, stream) -> None:
+    """Mark the tensor as used by `stream` (PyTorch's caching allocator then keeps its memory
+    until the stream's work is done). JAX keeps a buffer alive until the work queued on it has
+    finished, so on an accelerator there is nothing to record; CPU tensors raise as in
+    PyTorch, which has no CPU kernel for it. (torchjax makes no stream objects, so any
+    argument it can be given is rejected as PyTorch rejects a non-stream.)"""
+    if not isinstance(stream, Stream):  # PyTorch's argument parser takes only a stream
+        raise RuntimeError("unknown parameter type")
+    if self.device.type == "cpu":
+        raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the "
+                                  "'CPU' backend (streams belong to accelerators)")
+
+
+Tensor.record_stream = record_stream

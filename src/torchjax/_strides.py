@@ -137,33 +137,59 @@ def is_contiguous(shape, strides, memory_format=None) -> bool:
     return True
 
 
-def dense_order_strides(shape, strides) -> tuple:
-    """Dense strides in the order of the input's: PyTorch's infer_dense_strides (an insertion
-    sort of the dims by stride, a zero stride never moving, equal strides putting the smaller
-    dim inside), the layout of a copy that keeps its input's order."""
+def _order_cmp(shape, strides, a, b) -> int:
+    """1: dim a lies outside dim b in memory, -1: inside, 0: undecided (a zero stride, or equal
+    strides and the smaller or equal dim first)."""
+    sa, sb = strides[a], strides[b]
+    if sa == 0 or sb == 0:
+        return 0
+    if sa != sb:
+        return -1 if sa < sb else 1
+    return 1 if shape[a] > shape[b] else 0
+
+
+def physical_order(shape, strides) -> list:
+    """The dims from outermost to innermost in memory: PyTorch's insertion sort of the dims by
+    stride (a zero stride never moving, equal strides putting the smaller dim inside), as
+    infer_dense_strides orders them."""
     n = len(shape)
     perm = list(range(n - 1, -1, -1))  # innermost first
-
-    def cmp(a, b):
-        sa, sb = strides[a], strides[b]
-        if sa == 0 or sb == 0:
-            return 0
-        if sa != sb:
-            return -1 if sa < sb else 1
-        return 1 if shape[a] > shape[b] else 0
-
     for i in range(1, n):
         k = i
         for j in range(i - 1, -1, -1):
-            c = cmp(perm[j], perm[k])
+            c = _order_cmp(shape, strides, perm[j], perm[k])
             if c > 0:
                 perm[j], perm[k] = perm[k], perm[j]
                 k = j
             elif c < 0:
                 break
-    out = [0] * n
+    return perm[::-1]
+
+
+def dim_order(shape, strides, strict: bool) -> tuple[list, bool]:
+    """Tensor.dim_order's permutation, and (when strict) whether it is ambiguous: contiguous
+    and channels-last tensors take their format's order, others physical_order."""
+    n = len(shape)
+    if n <= 1:
+        return list(range(n)), False
+    rows = is_contiguous(shape, strides)
+    cl = is_contiguous(shape, strides, channels_last)
+    if rows and not cl:
+        return list(range(n)), False
+    if cl and not rows:
+        return [0, *range(2, n), 1], False
+    perm = physical_order(shape, strides)
+    ambiguous = strict and any(_order_cmp(shape, strides, b, a) != -1
+                               for a, b in zip(perm, perm[1:]))
+    return perm, ambiguous
+
+
+def dense_order_strides(shape, strides) -> tuple:
+    """Dense strides in the order of the input's (PyTorch's infer_dense_strides), the layout of
+    a copy that keeps its input's order."""
+    out = [0] * len(shape)
     acc = 1
-    for d in perm:
+    for d in reversed(physical_order(shape, strides)):
         out[d] = acc
         if shape[d] > 1:
             acc *= shape[d]
@@ -463,7 +489,8 @@ RULES = {
     "diagonal": _diagonal, "linalg_diagonal": _diagonal, "unfold": _unfold,
     "_select": _basic, "_slice": _basic, "_unsqueeze": _basic, "_alias": _same,
     "real": _complex_parts(0), "imag": _complex_parts(1), "view_as_real": _as_real,
-    "view_as_complex": _as_complex, "_as_strided": _as_strided, "_view_dtype": _dtype_view,
+    "view_as_complex": _as_complex, "_as_strided": _as_strided, "_slice_inverse": _as_strided,
+    "_view_dtype": _dtype_view,
 }
 
 

@@ -361,7 +361,7 @@ class Tensor(_HostReads, _Conversions, _Layout):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(_grad_dtype_message(value.dtype, self.dtype))
             if value.shape != self.shape:
                 raise RuntimeError("assigned grad has data of a different size")
         self._grad = value
@@ -521,6 +521,16 @@ class Tensor(_HostReads, _Conversions, _Layout):
                 v._data = read_through(v._view_chain, self._data)
                 alive.append(ref)
         self._views = alive
+
+
+def _grad_dtype_message(got, allowed) -> str:
+    """PyTorch's error for a .grad whose dtype is not the tensor's grad_dtype."""
+    return (f"attempting to assign a gradient with dtype '{_dtypes.CPP_NAMES.get(got.name)}' to a "
+            f"tensor with grad_dtype '{_dtypes.SCALAR_NAMES.get(allowed.name)}'. The gradient "
+            f"must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+            f"the tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+            f"dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+            f"gradient may break downstream systems that assume they match.")
 
 
 def _init_from(t: Tensor, arr) -> None:

@@ -118,6 +118,11 @@ class _Conversions:
         """This tensor cast to complex128 (self if it already is)."""
         return self.to(_dtypes.complex128)
 
+    def chalf(self, memory_format=None) -> _Conversions:
+        """This tensor cast to complex32: raises, JAX has no complex half type."""
+        from ._dtypes_storage_only import complex32
+        return self.to(complex32)
+
     def type_as(self, other: _Conversions) -> _Conversions:
         """This tensor cast to the dtype of `other`."""
         return self.to(other.dtype)

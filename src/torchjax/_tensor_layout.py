@@ -43,6 +43,29 @@ class _Layout:
         """Whether the tracked strides cover a block of memory without gaps or overlaps."""
         return _strides.non_overlapping_and_dense(_strides.shape_of(self), self.stride())
 
+    def dim_order(self, *, ambiguity_check=False) -> tuple:
+        """The dims from outermost to innermost in memory (a permutation of range(dim())).
+
+        ambiguity_check=True raises when the order is not unique (a size-1 dim, equal
+        strides); a list of memory formats also accepts a tensor contiguous in exactly one.
+        """
+        formats = ambiguity_check if not isinstance(ambiguity_check, bool) else []
+        if not isinstance(ambiguity_check, bool):
+            if not isinstance(ambiguity_check, list) or not all(
+                    isinstance(f, _memory_format.memory_format) for f in formats):
+                raise TypeError("The ambiguity_check argument must be a bool or a list of "
+                                "memory formats.")
+        shape, strides = tuple(self.shape), self.stride()  # (shape: a pending tensor is not run)
+        if ambiguity_check is not False and (
+                any(n == 1 for n in shape) or any(a == b for a, b in zip(strides, strides[1:]))) \
+                and sum(self.is_contiguous(memory_format=f) for f in formats) != 1:
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to "
+                               "exact one of the given memory formats.")
+        perm, ambiguous = _strides.dim_order(shape, strides, bool(ambiguity_check))
+        if ambiguous:
+            raise RuntimeError("The tensor does not have unique dim order.")
+        return tuple(perm)
+
     def contiguous(self, memory_format=_memory_format.contiguous_format) -> _Layout:
         """self when already laid out in memory_format, else a copy that is (a new tensor,
         not a view: writes to it do not reach self)."""

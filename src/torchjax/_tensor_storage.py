@@ -1,4 +1,4 @@
-"""Tensor.untyped_storage() and Tensor.storage(): descriptions of the storage under a tensor.
+"""Tensor.untyped_storage(), Tensor.storage() and Tensor.storage_type(): descriptions of the storage under a tensor.
 
 A torchjax tensor's values live in a JAX array, and a view shares its base's array; the
 storage objects describe that base as PyTorch's storages would (its address stand-in, its size
@@ -41,5 +41,15 @@ def storage(self) -> _storage.TypedStorage:
     return got
 
 
+def storage_type(self) -> type | None:
+    """The legacy storage class of this tensor's dtype (torch.FloatStorage, ...), or None for a
+    dtype that has none (uint16, the float8 types), as PyTorch."""
+    warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
+    return _BY_DTYPE.get(self.dtype)
+
+
+_BY_DTYPE = {cls.dtype: cls for cls in _storage.LEGACY.values()}
+
 Tensor.untyped_storage = untyped_storage
 Tensor.storage = storage
+Tensor.storage_type = storage_type

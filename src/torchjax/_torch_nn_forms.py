@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from . import _legacy_types
+from . import _embedding_bag_outputs, _legacy_types
 from ._dispatch import FUNCTIONS as _F
 from ._tensor import Tensor
 from .nn import functional as F
@@ -32,6 +32,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "kl_div", "binary_cross_entropy_with_logits",
     "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
     "triplet_margin_loss", "bilinear", "ctc_loss", "threshold_", "embedding_renorm_",
+    "embedding_bag",
     "native_layer_norm", "native_batch_norm",
 ]
 
@@ -133,6 +134,24 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if padding_idx is None or padding_idx < 0:
         padding_idx = None
     return _norm.embedding(indices, weight, padding_idx, None, 2.0, scale_grad_by_freq, sparse)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """F.embedding_bag with ATen's arguments (weight first, mode 0 sum / 1 mean / 2 max) and
+    its four results: (the bags' values, offset2bag, bag_size, max_indices)."""
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    out = _norm.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq,
+                              ("sum", "mean", "max")[mode], sparse, per_sample_weights,
+                              include_last_offset, padding_idx)
+    row = None if padding_idx is None else padding_idx % weight.size(0)  # -1: the last row
+    return (out, *_embedding_bag_outputs.outputs(weight, indices, offsets, mode,
+                                                  include_last_offset, row,
+                                                  fast=padding_idx is None))
 
 
 def embedding_renorm_(input, indices, max_norm, norm_type):

@@ -1,4 +1,5 @@
-"""Samples for the rows of _ops/strided.py: as_strided, a view of its base's storage, and
+"""Samples for the rows of _ops/strided.py: as_strided, a view of its base's storage (and
+slice_inverse, which reads it with another tensor's geometry), and
 as_strided_scatter, its out-of-place write.
 
 PyTorch 2.13's as_strided_scatter gives the wrong gradient to `input` (it fails its own
@@ -22,6 +23,13 @@ SAMPLES = {
           desc="of a view: its base's storage"),
     ],
 }
+
+
+SAMPLES["_slice_inverse"] = [
+    S(make(5, 4, seed=7), call=lambda lib, x: lib.slice_inverse(x[1:3], x, 0, 1, 3, 1)),
+    S(make(3, 6, seed=8), call=lambda lib, x: x[:, 1:6:2].slice_inverse(x, 1, 1, 6, 2),
+      desc="method form, a stepped slice"),
+]
 
 
 def _scatter(view, *args, src_grad=True):

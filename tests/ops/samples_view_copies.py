@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .harness import S, own_make, raises
+from .harness import S, err, own_make, raises
 
 # arrays of this file's own: the shared generator's draws for later files stay as they were
 make = own_make(105)
@@ -65,3 +65,13 @@ SAMPLES = {
                                               call=raises(lambda lib, x:
                                                           lib.view_as_complex_copy(x)))],
 }
+
+
+def _detach_copy_backward(lib, x):
+    """PyTorch records detach_copy with a node that cannot be differentiated."""
+    y = lib.detach_copy(x.requires_grad_())
+    return err(lambda: y.sum().backward()), y.requires_grad, y.detach()
+
+
+SAMPLES["detach_copy"] = [S(make(2, 3), grad=False), S(make(3, dtype="int32")),
+                          S(make(2, 2), grad=False, call=_detach_copy_backward)]

@@ -1,5 +1,5 @@
-"""as_strided: a view that reads its base's storage by explicit strides; as_strided_scatter,
-its out-of-place write.
+"""as_strided: a view that reads its base's storage by explicit strides (and slice_inverse,
+which reads it as another tensor is laid out); as_strided_scatter, its out-of-place write.
 
 torchjax's arrays have no storage of their own; a tensor's storage is its root base's values
 in the order its layout metadata gives (_strides.py), so as_strided gathers from that.
@@ -23,6 +23,11 @@ def _as_strided(input, size, stride, storage_offset, order):
     storage_offset + sum(i_k * stride_k)."""
     flat = jnp.transpose(input, order).reshape(-1)
     return flat[_strides.positions(size, stride, storage_offset)]
+
+
+# slice_inverse reads the storage as _as_strided does, under PyTorch's own node name
+op(name="_slice_inverse", promote="none", needs=(), view=True, function=False, method=False,
+   grad="SliceInverseBackward0")(_as_strided)
 
 
 def _storage_layout(input, size, stride, storage_offset, fname):
@@ -57,13 +62,25 @@ def _storage_layout(input, size, stride, storage_offset, fname):
     return size, stride, offset, root, order, numel
 
 
+def _strided_view(row, input, size, stride, storage_offset, fname):
+    size, stride, offset, root, order, _ = _storage_layout(input, size, stride, storage_offset,
+                                                           fname)
+    from .. import _dispatch as _D  # it imports the op table
+    return _D.dispatch(_D.PREPARED[row], (root,), (size, stride, offset, order))
+
+
 @function()
 def as_strided(input, size, stride, storage_offset=None):
     """A view of input's storage with the given size, stride and storage offset."""
-    size, stride, offset, root, order, _ = _storage_layout(input, size, stride, storage_offset,
-                                                           "as_strided")
-    from .. import _dispatch as _D  # it imports the op table
-    return _D.dispatch(_D.PREPARED["_as_strided"], (root,), (size, stride, offset, order))
+    return _strided_view("_as_strided", input, size, stride, storage_offset, "as_strided")
+
+
+@function()
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of input = src[start:end:step] along dim (functionalization's op): src's
+    size, strides and offset read from input's storage, a view of it."""
+    return _strided_view("_slice_inverse", input, tuple(src.shape), src.stride(),
+                         src.storage_offset(), "slice_inverse")
 
 
 @op(tensors=("input", "src"), promote="none", function=False, method=False,

@@ -1,6 +1,6 @@
 """Op-table rows: torch.view_copy, expand_copy, permute_copy, t_copy, transpose_copy,
-squeeze_copy, unsqueeze_copy, select_copy, slice_copy, alias_copy, unbind_copy, split_copy,
-split_with_sizes_copy, unfold_copy, view_as_real_copy and view_as_complex_copy.
+squeeze_copy, unsqueeze_copy, select_copy, slice_copy, alias_copy, detach_copy, unbind_copy,
+split_copy, split_with_sizes_copy, unfold_copy, view_as_real_copy and view_as_complex_copy.
 
 PyTorch's "view copy" variants give what the view gives, as a new tensor (no view of the
 input), under the view's backward node with "_copy" appended (ViewBackward0_copy). Each row
@@ -13,6 +13,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._nograd import no_derivative
 from ._registry import OPS, op
 
 _FLAGS = dict(promote="none", needs=(), method=False)
@@ -99,6 +100,16 @@ def slice_copy(input, dim=0, start=None, end=None, step=1):
 def alias_copy(input):
     """A new tensor with input's values."""
     return jnp.array(input, copy=True)
+
+
+_DETACH_COPY_GRAD = no_derivative("derivative for aten::detach_copy is not implemented")
+
+
+@op(grad="NotImplemented", **_FLAGS)
+def detach_copy(input):
+    """input's values as a new tensor. PyTorch still records it (a NotImplemented node): the
+    result requires grad when input does, and backpropagating through it raises."""
+    return _DETACH_COPY_GRAD(jnp.array(input, copy=True), input)
 
 
 @op(grad="UnbindBackward0_copy", **_FLAGS)
