@@ -16,8 +16,13 @@ import torch
 
 import torchjax
 from tests.test_deferred_grad import BIAS, EMB, TOKENS, W, _tree
-from torchjax import _deferred, _deferred_backward, _deferred_grad, _result_hooks
-from torchjax._autograd import engine
+from torchjax import (
+    _deferred,
+    _deferred_backward,
+    _deferred_grad,
+    _deferred_template,
+    _result_hooks,
+)
 
 RNG = np.random.default_rng(2202)
 X = RNG.standard_normal((5, 4)).astype(np.float32)
@@ -31,10 +36,11 @@ Y = RNG.standard_normal((5, 1)).astype(np.float32)
 @pytest.fixture(autouse=True)
 def deferred_grad_on(monkeypatch):
     monkeypatch.setattr(_result_hooks.STATE, "hooks", ())  # (see test_deferred.py)
-    # fused programs compiled inline: on another thread, one at a time, a compile an earlier
-    # test of the worker started (or this one's, under load) could outlast these few steps,
-    # which then counted no fused run (seen once in a full suite)
-    monkeypatch.setattr(engine, "BACKGROUND", False)
+    # (templates an earlier test of the worker made are not this test's: a kind of sequence
+    # it preferred to run by its template could leave these few steps no fused run of their
+    # own; seen once in a full suite)
+    for name, fresh in (("_PROGRAMS", {}), ("_SEEN", {}), ("_QUICK", {}), ("_PREFER_LENS", set())):
+        monkeypatch.setattr(_deferred_template, name, fresh)
     monkeypatch.setattr(_deferred, "_ALONE", {}, raising=False)
     monkeypatch.setattr(_deferred_backward, "_PROGRAMS", {})
     monkeypatch.setattr(_deferred_backward, "_SEEN", {})
