@@ -409,7 +409,9 @@ def _one_of_several(entry, group) -> bool:
         g = _GROUPS[group] = [entry, 0]
     last = g[0]
     if last is not entry:  # (the burst of `last` ended here, for now)
-        if last.group is not None:  # (not one that outlasted the bursts: it came back)
+        # (a length still waiting ended a burst; one that outlasted the bursts or came
+        # back has left its group, and its calls are no burst)
+        if last.group is not None:
             span = last.latest - last.first
             if span > g[1]:
                 g[1] = span
