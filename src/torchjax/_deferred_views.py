@@ -66,12 +66,17 @@ def _kind(prep, stat):
     return k
 
 
+def _key(prep, stat, aval):
+    """A kind of call's key in _KINDS (looking it up raises TypeError for a list among the
+    static arguments)."""
+    return (prep, stat, _types(stat), aval.dtype, aval.shape, aval.weak_type)
+
+
 def seen(prep, stat, src, t):
     """The eager call of a kind (dispatch's, for rows that are `eligible`): its result's
     aval, for its later calls."""
-    a = src._data.aval
     try:
-        kind = _KINDS.get((prep, stat, _types(stat), a.dtype, a.shape, a.weak_type))
+        kind = _KINDS.get(_key(prep, stat, src._data.aval))
     except TypeError:
         return
     if kind and kind.aval is None:
@@ -109,7 +114,7 @@ def record(prep, dyn, stat):
         return None
     aval = lz[2]
     try:
-        key = (prep, stat, _types(stat), aval.dtype, aval.shape, aval.weak_type)
+        key = _key(prep, stat, aval)
         kind = _KINDS.get(key)
     except TypeError:  # a list among the static arguments
         return None
@@ -122,11 +127,8 @@ def record(prep, dyn, stat):
     if kind is False or kind.aval is None:
         return None
     op = prep.op
-    if src._layout is not None and op.view and op.name in _STRIDED:
-        # (where PyTorch raises, or copies: eagerly)
-        strides = _strides.of(src)[0]
-        if _strides.view_strides(aval.shape, strides, kind.aval.shape) is None:
-            return None
+    if op.name in _STRIDED and _strides.reshape_copies(src, kind.aval.shape):
+        return None  # (where PyTorch raises, or copies: eagerly)
     if seq.kinds is not None or seq.exp is not None:
         _deferred.leave_trace(seq)  # (a replay follows only what record's lookup gives)
     j = len(seq.ops)

@@ -81,7 +81,7 @@ def check_inplace_on_view(t: Tensor) -> None:
 
 def _make_view(t: Tensor, src: Tensor, link):
     if src._layout is not None and getattr(link[0][0], "name", None) in _MAY_COPY \
-            and _strides.reshape_copies(src, t._data.shape):
+            and _strides.reshape_copies(src, _strides.shape_of(t)):
         return  # PyTorch copies here (no view of that layout exists): t is a tensor of its own
     if not src._inference and (src._requires_grad if not _GRAD.grad_enabled
                                else _CREATION and _made_under_no_grad(src)):

@@ -196,7 +196,7 @@ def family_of(ident: str) -> str:
 
 def variants(key: str) -> int:
     """How many programs of the family `key` (family_of) have made their first call, this
-    one included (_host_tier.CHANGING)."""
+    one included (_host_tier.FAMILIES)."""
     with _lock:
         n = _variants.get(key, 0) + 1
         if len(_variants) >= 4096:

@@ -357,9 +357,9 @@ def call(prog, args, sig, compiled):
             if family >= CHANGING:
                 group = (prog.ident, mark[0])
         elif not prog.host and not prog.compiled:  # (a program's first call)
-            key = _host_shapes.family_of(prog.ident)
-            if _host_shapes.variants(key) >= FAMILIES:
-                group = key
+            family_name = _host_shapes.family_of(prog.ident)
+            if _host_shapes.variants(family_name) >= FAMILIES:
+                group = family_name
         if entry is not NO and group is not None:
             # one length of several: hot only once it comes back after another one, or
             # its calls outlast its group's bursts (see CHANGING)

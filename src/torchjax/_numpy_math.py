@@ -23,10 +23,10 @@ def _power_by_products(x, n):
 def _small_integer(y):
     """y's value when y is one number (or a broadcast of one) equal to an integer in
     [-2, 4], else None."""
-    if y.ndim and (not y.size or any(y.strides)):
+    if y.dtype.kind not in "iuf" or (y.ndim and (not y.size or any(y.strides))):
         return None
     v = y.flat[0] if y.ndim else y.item()
-    if v.__class__ is complex or v != v or not -2 <= v <= 4 or v != int(v):
+    if v != v or not -2 <= v <= 4 or v != int(v):
         return None
     return int(v)
 

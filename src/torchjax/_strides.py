@@ -112,7 +112,7 @@ def reshape_copies(src, out_shape) -> bool:
     if src._layout is None:
         return False
     strides, _ = of(src)
-    return view_strides(src._data.shape, strides, out_shape) is None
+    return view_strides(shape_of(src), strides, out_shape) is None
 
 
 def is_contiguous(shape, strides, memory_format=None) -> bool:
