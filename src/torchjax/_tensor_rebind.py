@@ -24,6 +24,7 @@ from ._x64 import scoped
 
 __all__ = ["as_strided_"]
 
+
 def _root(t: Tensor) -> Tensor:
     return t if t._base is None else t._base
 
@@ -129,8 +130,9 @@ def is_set_to(self: Tensor, tensor) -> bool:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
-    return _root(self) is _root(tensor) and self.shape == tensor.shape and self.stride() == tensor.stride() and \
-        self.storage_offset() == tensor.storage_offset()
+    return (_root(self) is _root(tensor) and self.shape == tensor.shape
+            and self.stride() == tensor.stride()
+            and self.storage_offset() == tensor.storage_offset())
 
 
 Tensor.set_ = set_
