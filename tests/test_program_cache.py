@@ -130,6 +130,31 @@ def test_the_key_follows_the_versions(monkeypatch):
     assert _programs._key("op:tanh", sig) != base
 
 
+def test_the_source_fingerprint_lists_every_source_file(tmp_path):
+    """The key's source part names each .py file of the tree (path, size, mtime), in
+    os.walk's order: an edited op in a development tree is another program."""
+    import os
+    for rel in ("b.py", "a.py", "notes.txt", "sub/z.py", "sub/deeper/y.py", "other/x.py"):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    lines = []
+    _program_env._list_sources(str(tmp_path), "", lines)
+    names = [line.split(":")[0] for line in lines]
+    walked = []
+    for d, dirs, files in os.walk(tmp_path):
+        dirs.sort()
+        walked += [os.path.relpath(os.path.join(d, f), tmp_path) for f in sorted(files)
+                   if f.endswith(".py")]
+    assert names == walked == ["a.py", "b.py", os.path.join("other", "x.py"),
+                               os.path.join("sub", "z.py"),
+                               os.path.join("sub", "deeper", "y.py")]
+    (tmp_path / "sub" / "z.py").write_text("x = 22\n")  # (another size)
+    again = []
+    _program_env._list_sources(str(tmp_path), "", again)
+    assert again[:3] == lines[:3] and again[3] != lines[3] and again[4] == lines[4]
+
+
 def test_compiler_options_reach_the_executable(monkeypatch, tmp_path):
     """A program made under other XLA options is compiled with them, and a switch back finds
     the executable made under the first ones (on disk) instead of the other's."""

@@ -141,8 +141,8 @@ def _start(store) -> None:
     queues = [lambda: in_order,
               lambda: itertools.chain(_large_ones(store, listed), in_order)][:LOADERS]
     for i, queue in enumerate(queues):
-        threading.Thread(target=_load_listed, args=(store, queue), daemon=False,
-                         name=f"torchjax-prefetch-{i}").start()
+        threading.Thread(target=_load_listed, args=(store, queue, i == len(queues) - 1),
+                         daemon=False, name=f"torchjax-prefetch-{i}").start()
 
 
 def _large_ones(store, listed):
@@ -171,10 +171,16 @@ def _stop_loading() -> None:
     _stop[0] = True
 
 
-def _load_listed(store, make_queue) -> None:
+def _load_listed(store, make_queue, prepare=False) -> None:
     import jax  # (the backend is up: a program was needed)
 
     queue = make_queue()
+    if prepare:
+        # (off the step's path: the BLAS libraries the host tier limits to one thread, a
+        # ~5 ms scan of the loaded libraries that its first matrix product would make)
+        from . import _host_tier
+        if _host_tier.ON[0]:
+            _host_tier._blas_libraries()
     clients = {}
     while True:
         with _lock:
