@@ -155,6 +155,26 @@ def test_the_source_fingerprint_lists_every_source_file(tmp_path):
     assert again[:3] == lines[:3] and again[3] != lines[3] and again[4] == lines[4]
 
 
+def test_two_programs_of_one_function_each_run_their_own_executable(monkeypatch):
+    """JAX's C++ cache keys fast paths by the function: two programs of one function (here
+    one donating its argument) must not run each other's executable."""
+
+    from torchjax import _host_tier
+    monkeypatch.setattr(_host_tier, "ON", [False])  # (compiled, both)
+
+    def f(x):
+        return jnp.tanh(x) * 2
+
+    donating = _programs.program(f, "test-one-function-two-programs", donate_argnums=(0,))
+    plain = _programs.program(f, "test-one-function-two-programs")
+    donating(jnp.ones((4, 4), jnp.float32))
+    x = jnp.ones((4, 4), jnp.float32)
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(plain(x)), np.tanh(1.0) * 2, rtol=1e-6)
+        assert not x.is_deleted()  # (the donating executable would have consumed it)
+    assert len(plain._program.compiled) == len(donating._program.compiled) == 1
+
+
 def test_compiler_options_reach_the_executable(monkeypatch, tmp_path):
     """A program made under other XLA options is compiled with them, and a switch back finds
     the executable made under the first ones (on disk) instead of the other's."""

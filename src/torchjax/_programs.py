@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import weakref
 
 import jax
 
@@ -487,17 +488,39 @@ def program(fn, ident: str | None, donate_argnums=(), exact=False):
     prog = _Program(jitted, ident, bool(donate_argnums) or exact)
     f = _jax.pjit(getattr(fn, "__name__", "program"), fn, prog.miss, (), (),
                   _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
-                  _shard_arg, _cpp_cache)
+                  _shard_arg, _cpp_cache_for(fn, ident))
     # jax.jit's methods (lower, trace, eval_shape) read these two attributes
     f._fun = jitted._fun
     f._jit_info = jitted._jit_info
     f._program = prog
-    import weakref
     prog.dispatcher = weakref.ref(f)
     _all.append(weakref.ref(prog))
     if len(_all) > 65536:
         _all[:] = [r for r in _all if r() is not None]
     return f
+
+
+_backs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> its program's ident
+_own_caches: list = []  # the C++ caches of programs made from a function already in use
+
+
+def _cpp_cache_for(fn, ident):
+    """The C++ cache a program of `fn` named `ident` dispatches through. JAX's C++ cache keys
+    a function's fast paths by the function (and the call's signature), not by the program:
+    two programs of one function sharing it would run whichever executable was made first
+    for that signature (found in session 28 with a fused backward and its variant compiled
+    under other XLA options: the second program's misses never came, and it ran the
+    first's executable). So a function that backs a program already (under another name:
+    other options, donation) gets a cache of its own for each further program."""
+    try:
+        first = _backs.setdefault(fn, ident)
+    except TypeError:  # (not weakly referable: a builtin; no second program expected)
+        return _cpp_cache
+    if first == ident:
+        return _cpp_cache
+    own = _pjit.make_jit_cpp_cache(256)
+    _own_caches.append(own)
+    return own
 
 
 def jit(fn, exact=False):
@@ -568,3 +591,5 @@ def clear() -> None:
             p.compiled.clear()
     if _cpp_cache is not None:
         _cpp_cache.clear()
+    for cache in _own_caches:
+        cache.clear()
