@@ -34,6 +34,27 @@ def test_new_shape_runs_on_the_host_and_matches_pytorch(tier):
     assert c1 == c0  # nothing compiled for these new shapes
 
 
+def test_large_outputs_reach_the_device_without_a_second_copy(tier):
+    # (NumPy places an output off XLA's 64-byte alignment 3 times in 4; the host tier copies
+    # a large one into aligned memory once, and the transfer then takes that memory as is)
+    from torchjax import _host_tier
+    base = np.arange(130 * 768 + 16, dtype=np.float32)
+    for shift in range(4):  # (4-byte steps: some of them off the alignment)
+        o = base[shift:shift + 128 * 768].reshape(128, 768)
+        a = _host_tier._aligned(o)
+        assert a.ctypes.data % _host_tier.ALIGN == 0 and a.shape == o.shape
+        np.testing.assert_array_equal(a, o)
+    x = np.random.default_rng(1).standard_normal((128, 768)).astype(np.float32)
+    c0, h0 = _counts()
+    ks = [2.0 + i for i in range(8)]
+    got = [torchjax.tensor(x) * k + 1 for k in ks]
+    assert _counts()[1] > h0 and _counts()[0] == c0  # (the host tier's)
+    for k, g in zip(ks, got):
+        np.testing.assert_array_equal(g.numpy(), x * np.float32(k) + np.float32(1))
+        # the device buffer is the NumPy result's memory (no copy in the transfer)
+        assert g._data.unsafe_buffer_pointer() == g._data._npy_value.ctypes.data
+
+
 def test_contiguous_of_a_new_shape_compiles_nothing(tier):
     """contiguous()'s clone takes memory_format: a value the program cache names, so a new
     shape's copy is the host tier's (it was a plain jax.jit, compiled per shape)."""
