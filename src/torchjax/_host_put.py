@@ -29,6 +29,10 @@ try:
 except (ImportError, AttributeError):  # pragma: no cover - JAX's internals moved
     _transfer = None
 
+# XLA:CPU's buffer alignment: a transfer takes an ndarray aligned so as the device buffer
+# (no copy) and copies any other (NumPy's own allocations are 16-byte aligned)
+ALIGN = 64
+
 _SHARDINGS: dict = {}  # device -> its SingleDeviceSharding
 _AVALS: dict = {}      # (shape, dtype) -> the aval JAX makes for such an array
 _ONE_PROCESS = [None]  # whether this is a single-process run (asked once)
@@ -58,6 +62,20 @@ def transfer(arr, aval, device, committed: bool):
     if sharding is None:
         sharding = _SHARDINGS[device] = _Single(device)
     return _transfer(aval, sharding, [arr], [device], committed)
+
+
+def aligned_buffer(nbytes: int):
+    """(owner, byte offset): an uninitialised buffer of nbytes starting ALIGN-aligned."""
+    raw = np.empty(nbytes + ALIGN, np.uint8)
+    return raw, (-raw.ctypes.data) % ALIGN
+
+
+def aligned_copy(array):
+    """A C-contiguous copy of `array` in ALIGN-aligned memory (which a transfer aliases)."""
+    raw, off = aligned_buffer(array.nbytes)
+    out = np.ndarray(array.shape, array.dtype, buffer=raw, offset=off)
+    np.copyto(out, array)
+    return out
 
 
 def _single_process() -> bool:

@@ -261,7 +261,7 @@ def run(entry, leaves):
     """The outputs of `entry`'s program for these argument leaves, as device arrays."""
     import jax
 
-    from ._host_put import transfer
+    from ._host_put import ALIGN, aligned_copy, transfer
     start = time.perf_counter()
     args = [np.asarray(x) for x in leaves]
     # one BLAS thread: the other core is compiling (the hot programs, the fused backward),
@@ -287,9 +287,9 @@ def run(entry, leaves):
             o = np.asarray(o, dtype=aval.dtype, order="C")  # (ascontiguousarray: 0-d -> 1-d)
             # a view of an argument's memory gets a buffer of its own, as XLA's outputs have
             # (the argument may be donated); and so does a large output NumPy placed off
-            # XLA's alignment (see _aligned)
+            # XLA's alignment (see ALIGN_FROM)
             if not o.flags.owndata or (o.nbytes >= ALIGN_FROM and o.ctypes.data % ALIGN):
-                o = _aligned(o)
+                o = aligned_copy(o)
             if o.shape != aval.shape:  # (a rule's mistake: the caller compiles the program)
                 raise ValueError(f"host tier: shape {o.shape}, expected {aval.shape}")
             a = transfer(o, aval, entry.device, entry.committed)
@@ -310,23 +310,12 @@ def run(entry, leaves):
     return jax.tree_util.tree_unflatten(entry.out_tree, arrays)
 
 
-# XLA:CPU takes a NumPy array's memory as the device buffer (no copy) when it is ALIGN-byte
-# aligned, and copies it otherwise; NumPy's allocations are 16-byte aligned, so ~3 in 4
-# outputs were copied by the transfer: 40 us for 128 x 768 float32 values against 3 us for an
-# aligned one (a growing GPT's MLP activations, every host-tier call). A copy made here into
-# aligned memory costs ~14 us and the transfer then takes it as it is. Below ALIGN_FROM bytes
-# the transfer's own copy costs less than that.
-ALIGN = 64
+# A large output NumPy placed off XLA's alignment (_host_put.ALIGN) was copied by the
+# transfer, ~3 outputs in 4: 40 us for 128 x 768 float32 values against 3 us for an aligned
+# one (a growing GPT's MLP activations, every host-tier call). A copy made here into aligned
+# memory costs ~14 us, and the transfer then takes it as it is. Below ALIGN_FROM bytes the
+# transfer's own copy costs less than that.
 ALIGN_FROM = 16 << 10
-
-
-def _aligned(o):
-    """A copy of the C-contiguous array `o` in ALIGN-byte aligned memory."""
-    buf = np.empty(o.nbytes + ALIGN, np.uint8)
-    start = -buf.ctypes.data % ALIGN
-    out = buf[start:start + o.nbytes].view(o.dtype).reshape(o.shape)
-    np.copyto(out, o)
-    return out
 
 
 def takes(args) -> bool:

@@ -49,7 +49,6 @@ from ._x64 import scope
 _SLOT = Tensor.__dict__["_data"]  # the slot: a shared tensor's last known array (metadata)
 _KEY = "_numpy_link"  # in a shared root's __dict__: its _Link
 _FROM = "_numpy_from"  # in a shared view's __dict__: the root snapshot its values came from
-_ALIGN = 64  # XLA's CPU buffers: device_put aliases an ndarray aligned so, else copies
 
 _SUPPORTED = frozenset(np.dtype(n) for n in (
     "float64", "float32", "float16", "complex64", "complex128", "int64", "int32", "int16",
@@ -123,12 +122,6 @@ def _in_use(host) -> bool:
 
 # -- copies in and out ----------------------------------------------------------------------
 
-def _aligned(nbytes: int):
-    """(owner, byte offset): an uninitialised buffer of nbytes starting _ALIGN-aligned."""
-    raw = np.empty(nbytes + _ALIGN, np.uint8)
-    return raw, (-raw.ctypes.data) % _ALIGN
-
-
 _CPU_DEFAULT = None
 
 
@@ -148,9 +141,7 @@ def _upload(array):
     """(a JAX array holding a snapshot of `array`, the private buffer it was copied into):
     one copy into an aligned buffer, which device_put then aliases (nothing writes it)."""
     global _CPU_DEFAULT
-    raw, off = _aligned(array.nbytes)
-    buf = np.ndarray(array.shape, array.dtype, buffer=raw, offset=off)
-    np.copyto(buf, array)
+    buf = _host_put.aligned_copy(array)
     if _CPU_DEFAULT is None:
         _CPU_DEFAULT = jax.default_backend() == "cpu"
     with scope():
@@ -414,7 +405,7 @@ def storage_array(root, alloc):
 def _export(root) -> _Host:
     """Give root a host: a new aligned buffer laid out as root's strides, holding its values."""
     arr = _SLOT.__get__(root)
-    array = storage_array(root, _aligned)
+    array = storage_array(root, _host_put.aligned_buffer)
     seen = np.asarray(arr)  # read-only, no copy
     array[...] = seen  # the one copy
     host = _Host(array)

@@ -37,12 +37,12 @@ def test_new_shape_runs_on_the_host_and_matches_pytorch(tier):
 def test_large_outputs_reach_the_device_without_a_second_copy(tier):
     # (NumPy places an output off XLA's 64-byte alignment 3 times in 4; the host tier copies
     # a large one into aligned memory once, and the transfer then takes that memory as is)
-    from torchjax import _host_tier
+    from torchjax import _host_put
     base = np.arange(130 * 768 + 16, dtype=np.float32)
     for shift in range(4):  # (4-byte steps: some of them off the alignment)
         o = base[shift:shift + 128 * 768].reshape(128, 768)
-        a = _host_tier._aligned(o)
-        assert a.ctypes.data % _host_tier.ALIGN == 0 and a.shape == o.shape
+        a = _host_put.aligned_copy(o)
+        assert a.ctypes.data % _host_put.ALIGN == 0 and a.shape == o.shape
         np.testing.assert_array_equal(a, o)
     x = np.random.default_rng(1).standard_normal((128, 768)).astype(np.float32)
     c0, h0 = _counts()
