@@ -149,6 +149,10 @@ def test_the_source_fingerprint_lists_every_source_file(tmp_path):
     assert names == walked == ["a.py", "b.py", os.path.join("other", "x.py"),
                                os.path.join("sub", "z.py"),
                                os.path.join("sub", "deeper", "y.py")]
+    (tmp_path / "link").symlink_to(tmp_path / "sub", target_is_directory=True)
+    linked = []  # (os.walk does not descend into a link to a directory)
+    _program_env._list_sources(str(tmp_path), "", linked)
+    assert linked == lines
     (tmp_path / "sub" / "z.py").write_text("x = 22\n")  # (another size)
     again = []
     _program_env._list_sources(str(tmp_path), "", again)

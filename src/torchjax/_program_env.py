@@ -38,8 +38,9 @@ def _sources() -> str:
 
 
 def _list_sources(path: str, rel: str, lines: list) -> None:
-    """Append "relative/path.py:size:mtime_ns" of each .py file under `path`, in os.walk's
-    order (a directory's files sorted, then its sorted subdirectories)."""
+    """Append "relative/path.py:size:mtime_ns" of each .py file under `path`, as os.walk
+    lists them: a directory's files sorted, then its sorted subdirectories, not descending
+    into a symbolic link to a directory (os.walk's followlinks=False)."""
     try:
         with os.scandir(path) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -49,7 +50,8 @@ def _list_sources(path: str, rel: str, lines: list) -> None:
     for e in entries:
         try:
             if e.is_dir():
-                dirs.append(e)
+                if not e.is_symlink():
+                    dirs.append(e)
             elif e.name.endswith(".py"):
                 st = e.stat()
                 lines.append(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns}\n")
