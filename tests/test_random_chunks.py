@@ -48,8 +48,8 @@ def test_a_model_of_new_shapes_compiles_no_sampler(monkeypatch):
         st = torch.compile_stats()
         return st.compiled + st.cache_hits
 
-    torch.nn.Linear(3, 3)  # the uniform chunk program, made once per process
-    torch.nn.Embedding(3, 3)  # the normal one
+    torch.nn.Linear(1100, 1000)  # the chunk program (beyond NumPy's draws), made once
+    torch.nn.Embedding(3, 3)  # the normal values' transform (_host_normal), made once
     widths = [int(w) for w in np.random.default_rng().integers(100, 2000, size=7)]
     # 6 weights of 6 new shapes spanning several of the former size classes, 6 biases,
     # an embedding: no program (each was a sampler per size class, 0.2-0.3 s of XLA each)
@@ -129,6 +129,60 @@ def test_a_cnn_is_built_without_a_program(host_draws, monkeypatch):
     for p, q in zip(model.parameters(), again.parameters()):
         assert np.array_equal(p.detach().numpy().view(np.uint32),
                               q.detach().numpy().view(np.uint32))
+
+
+@pytest.mark.parametrize("seed, offset", [(0, 0), (7, 3), (2 ** 40 + 9, 2 ** 32 - 1)])
+@pytest.mark.parametrize("a, b", [(0.0, 1.0), (0.0, 0.02), (-3.7, 2.25), (1e3, 1e-3)])
+def test_normal_values_of_numpy_bits_are_the_chunk_programs_bit_for_bit(host_draws, seed,
+                                                                        offset, a, b):
+    """_host_normal: NumPy's threefry bits through JAX's own normal (a key that is the bits),
+    the chunk program's values exactly, across chunks and a cut last chunk."""
+    n = 2 * _chunk_draws.CHUNK + 77
+    key = torch.Generator().manual_seed(seed)._base_key()
+    with scope():
+        run = _chunk_draws._program(np.float32)
+        want = np.concatenate([np.asarray(run(key, np.uint32(offset), np.uint32(s), a, b)[1])
+                               for s in range(0, n, _chunk_draws.CHUNK)])[:n]
+        got = _chunk_draws._host_normal(n, np.float32, key, np.uint32(offset), a, b)
+    assert got is not None and got.dtype == np.float32 and got.shape == (n,)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_an_embedding_is_drawn_from_numpy_bits(host_draws, monkeypatch):
+    """An Embedding's normal draw takes NumPy's bits and the small transform program, not the
+    chunk program (threefry inside: ~4x the compile), and its weights are the chunk
+    program's values."""
+    monkeypatch.setattr(_one_off, "_calls", {})
+    rows = int(np.random.default_rng().integers(20, 120))  # (a new shape, <= HOST_SMALL)
+    served = []
+    real = _chunk_draws._host_normal
+    monkeypatch.setattr(_chunk_draws, "_host_normal",
+                        lambda *a: served.append(real(*a)) or served[-1])
+    calls = []
+    chunk = _chunk_draws._program(np.float32)
+    monkeypatch.setattr(_chunk_draws, "_program",
+                        lambda d: (lambda *a: calls.append(a) or chunk(*a)))
+    torch.manual_seed(5)
+    emb = torch.nn.Embedding(rows, 64)
+    assert len(served) == 1 and served[0] is not None and calls == []
+    monkeypatch.setattr(_chunk_draws, "HOST_MAX", 0)  # (now the chunk program's own draw)
+    torch.manual_seed(5)
+    again = torch.nn.Embedding(rows, 64)
+    assert calls
+    assert np.array_equal(emb.weight.detach().numpy().view(np.uint32),
+                          again.weight.detach().numpy().view(np.uint32))
+
+
+def test_normal_draws_past_their_share_take_the_chunk_program(host_draws, monkeypatch):
+    monkeypatch.setattr(_chunk_draws, "NORMAL_VALUES", 100)
+    key, off = _key(8)
+    with scope():
+        assert _chunk_draws._host_normal(60, np.float32, key, off, 0.0, 1.0) is not None
+        assert _chunk_draws._host_normal(60, np.float32, key, off, 0.0, 1.0) is None
+        got, _ = _chunk_draws.draw("normal", 60, np.float32, key, off, 0.0, 1.0)
+        want = np.asarray(_creation._sampler("normal", (1024,), np.dtype(np.float32))(
+            key, off, 0.0, 1.0))[:60]
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
 def test_numpy_draws_stop_at_their_budget(host_draws, monkeypatch):

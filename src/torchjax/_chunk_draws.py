@@ -91,9 +91,12 @@ def draw(kind: str, n: int, np_dtype, key, offset, a, b):
     # it), XLA draws a million values in a few milliseconds where NumPy takes ~0.1 s, bit for
     # bit the same; but a bias's few hundred values cost NumPy ~20 us against a whole chunk's
     # run and copy (1-8 ms measured in a warm GPT's build, where the loaders share the cores)
-    if kind == "uniform" and (n <= HOST_SMALL or not _programs.made(
-            run, (key, offset, np.uint32(0), a, b), listed=True)):
-        host = _host_uniform(n, np_dtype, key, offset, a, b)
+    # (the same rule for normal values: their bits are NumPy's, their transform a small
+    # program's, see _host_normal)
+    if n <= HOST_SMALL or not _programs.made(run, (key, offset, np.uint32(0), a, b),
+                                             listed=True):
+        host = (_host_uniform if kind == "uniform" else _host_normal)(
+            n, np_dtype, key, offset, a, b)
         if host is not None:
             return host, key
     which = 0 if kind == "uniform" else 1
@@ -143,39 +146,120 @@ HOST_VALUES = 1 << 22
 _host_drawn = [0]
 
 
-def _host_uniform(n, np_dtype, key, offset, a, b):
-    """The draw's n values computed with NumPy, or None (the chunk program makes them)."""
-    from . import _host_tier, _numpy_random, _random
+def _host_eligible(n, np_dtype, key, offset, a, b) -> bool:
+    """Whether NumPy may draw the bits of these n values (then counted in its budget)."""
+    from . import _host_tier
     from ._host_put import _single_process
 
-    if (n > HOST_MAX or _host_drawn[0] + n > HOST_VALUES or not _host_tier.ON[0]
-            or np.dtype(np_dtype) != np.float32 or not isinstance(offset, (int, np.integer))
-            or not isinstance(key, jax.Array) or isinstance(key, jax.core.Tracer)
-            or str(key.dtype) != "key<fry>" or key.shape != ()
-            or any(d.platform != "cpu" for d in key.devices())
-            or not isinstance(a, (int, float)) or not isinstance(b, (int, float))
-            or not _single_process()):  # (as the host tier: a job's ranks stay XLA's)
-        return None
-    multiply_add = _multiply_add(repr(sorted((_programs.compiler_options or {}).items())))
-    if multiply_add is None:
-        return None
+    return not (n > HOST_MAX or _host_drawn[0] + n > HOST_VALUES or not _host_tier.ON[0]
+                or np.dtype(np_dtype) != np.float32
+                or not isinstance(offset, (int, np.integer))
+                or not isinstance(key, jax.Array) or isinstance(key, jax.core.Tracer)
+                or str(key.dtype) != "key<fry>" or key.shape != ()
+                or any(d.platform != "cpu" for d in key.devices())
+                or not isinstance(a, (int, float)) or not isinstance(b, (int, float))
+                or not _single_process())  # (as the host tier: a job's ranks stay XLA's)
+
+
+def _host_bits(n, key, offset):
+    """The 32 random bits of each of the draw's first n values (the chunk key's `_bits`)."""
+    from . import _numpy_random, _random
+
     _host_drawn[0] += n
     words = _random.fold_in(tuple(int(w) for w in np.asarray(jax.random.key_data(key))),
                             int(offset))
     with np.errstate(over="ignore"):
         b1, b2 = _numpy_random._threefry2x32(np.uint32(words[0]), np.uint32(words[1]),
                                              np.zeros(n, np.uint32), np.arange(n, dtype=np.uint32))
-        floats = (((b1 ^ b2) >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32)
-        floats = floats - np.float32(1.0)
-        lo, hi = np.float32(a), np.float32(b)
-        return np.maximum(lo, multiply_add(floats, hi - lo, lo))
+    return b1 ^ b2
+
+
+def _host_uniform(n, np_dtype, key, offset, a, b):
+    """The draw's n values computed with NumPy, or None (the chunk program makes them)."""
+    if not _host_eligible(n, np_dtype, key, offset, a, b):
+        return None
+    multiply_add = _multiply_add(repr(sorted((_programs.compiler_options or {}).items())))
+    if multiply_add is None:
+        return None
+    bits = _host_bits(n, key, offset)
+    floats = ((bits >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32)
+    floats = floats - np.float32(1.0)
+    lo, hi = np.float32(a), np.float32(b)
+    return np.maximum(lo, multiply_add(floats, hi - lo, lo))
+
+
+# -- float32 normal draws: NumPy's bits, XLA's transform ---------------------------------------
+# A normal value goes through erf_inv (a log1p and two polynomials), which NumPy would round
+# otherwise than XLA does. So NumPy draws only the bits (integer arithmetic, exact), and a
+# small program runs JAX's own `normal` on them: a PRNG implementation whose key IS a chunk's
+# bits hands them to jax.random.normal unchanged, so the values are those of the chunk program
+# bit for bit, with nothing of normal's transform written here. That program has no threefry
+# in it: measured, 35 ms of lowering and 45-60 of compile against 45 and 160-200 for the chunk
+# program (an Embedding's first draw, on the cold step's path); loaded from the program cache
+# it is a 155-line module against 570.
+
+# Only while the process's NumPy draws stay under NORMAL_VALUES values: NumPy's threefry
+# costs ~23 ns a value, so a million cost about what the chunk program costs to load from the
+# program cache, and a model of more normal values than that (a GPT whose every weight is
+# drawn so) takes the chunk program, as before: compiled once cold, loaded ahead warm.
+NORMAL_VALUES = 1 << 20
+
+
+def _given_bits(key, bit_width, shape):
+    if bit_width != 32 or tuple(shape) != (CHUNK,):
+        raise NotImplementedError("a bits key gives one chunk of 32-bit words")
+    return key
+
+
+@functools.lru_cache(maxsize=1)
+def _bits_impl():
+    return define_prng_impl(key_shape=(CHUNK,), seed=_never, split=_never,
+                            random_bits=_given_bits, fold_in=_never, name="torchjax_bits",
+                            tag="tjb")
+
+
+@functools.lru_cache(maxsize=8)
+def _normal_program(np_dtype):
+    def normal_of_bits(bits, a, b):  # (as the chunk program's normal, from given bits)
+        k = jax.random.wrap_key_data(bits, impl=_bits_impl())
+        return (a + b * jax.random.normal(k, (CHUNK,), np_dtype)).astype(np_dtype)
+    return _programs.jit(normal_of_bits)
+
+
+def _host_normal(n, np_dtype, key, offset, a, b):
+    """The draw's n normal values from NumPy's bits and the small transform program, or None
+    (the chunk program makes them)."""
+    if _host_drawn[0] + n > NORMAL_VALUES or not _host_eligible(n, np_dtype, key, offset, a, b):
+        return None
+    bits = _host_bits(n, key, offset)
+    whole = np.zeros(-(-n // CHUNK) * CHUNK, np.uint32)
+    whole[:n] = bits
+    run = _normal_program(np.dtype(np_dtype))
+    parts = [np.asarray(run(whole[s:s + CHUNK], a, b)) for s in range(0, len(whole), CHUNK)]
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts))[:n]
 
 
 def _fma32(x, y, z):
     """x * y + z rounded once to float32, as a fused multiply-add rounds it (float32 arrays
-    x, scalars y and z). The product is exact in float64 (2 x 24 bits); the sum is rounded to
-    float64 there, and where that rounding made an exact float32 tie, the error the float64
-    sum dropped (TwoSum) decides the side."""
+    x, scalars y and z). The product is exact in float64 (2 x 24 bits) and the float64 sum
+    rounds to float32 as the exact value does, except where it is itself a float32 tie (a
+    float32 midpoint is a float64 number, and rounding to float64 keeps each value on its
+    side of it or puts it on it): only those values, and those below float32's normal range
+    (where that test does not hold), take `_fma32_ties`. (All of them took it before: 115 ms
+    for a million values against ~10.)"""
+    s = x.astype(np.float64) * np.float64(y) + np.float64(z)
+    r = s.astype(np.float32)
+    odd = ((s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)) | (
+        np.abs(s) < np.float64(2.0 ** -125))
+    if odd.any():
+        at = np.nonzero(odd)
+        r[at] = _fma32_ties(x[at], y, z)
+    return r
+
+
+def _fma32_ties(x, y, z):
+    """_fma32 of every value: where the float64 sum made an exact float32 tie, the error the
+    float64 sum dropped (TwoSum) decides the side."""
     p = x.astype(np.float64) * np.float64(y)
     z = np.float64(z)
     s = p + z
