@@ -113,6 +113,26 @@ def test_the_probe_tells_the_two_roundings_apart():
         _chunk_draws._fma32 if got[0] == once[0] else _chunk_draws._mul_add32)
 
 
+def test_fma32_corrects_exactly_the_ties():
+    """_fma32's quick path (the float64 sum rounded to float32) and its tie path (TwoSum
+    on every value) agree: on random values, on exact float32 midpoints, on sums the float64
+    rounding put on a midpoint (the probe's), and below float32's normal range."""
+    rng = np.random.default_rng(0)
+    x = rng.random(100_000, dtype=np.float32)
+    tie = np.float32(2.0 ** -24)  # 1 + 2**-24: halfway between 1 and 1 + 2**-23
+    px, py, pz = _chunk_draws._PROBE
+    for xs, y, z in [(x, np.float32(0.12), np.float32(-0.06)),
+                     (np.array([tie, 3 * tie, 0.5, 0.0], np.float32), np.float32(1), np.float32(1)),
+                     (px, py, pz),
+                     (x, np.float32(2e-38), np.float32(-1e-38)),
+                     (x, np.float32(1e-30), np.float32(-1e-30))]:
+        got = _chunk_draws._fma32(xs, y, z)
+        want = _chunk_draws._fma32_ties(xs, y, z)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert _chunk_draws._fma32(np.array([tie], np.float32), np.float32(1),
+                               np.float32(1))[0] == np.float32(1)  # (to even)
+
+
 def test_a_cnn_is_built_without_a_program(host_draws, monkeypatch):
     monkeypatch.setattr(_one_off, "_calls", {})
     torch.compile_stats(reset=True)
