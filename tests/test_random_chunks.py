@@ -59,13 +59,15 @@ def test_a_model_of_new_shapes_compiles_no_sampler(monkeypatch):
 
 def test_values_do_not_depend_on_the_path():
     """The same seed gives the same parameters whether drawn in chunks (the first draws of
-    a shape) or by the shape's own sampler (after HOST_CALLS draws of it)."""
+    a shape) or by the shape's own sampler (after CHUNKED_DRAWS draws of it)."""
     shape = (7, int(np.random.default_rng().integers(3000, 9000)))
     draws = []
-    for _ in range(10):
+    from torchjax import _creation_random
+    for _ in range(_creation_random.CHUNKED_DRAWS + 2):
         torch.manual_seed(11)
         draws.append(torch.randn(shape).numpy())
-    assert _one_off._calls[("sample", "normal", shape, np.dtype(np.float32))] == 8
+    assert _one_off._calls[("sample", "normal", shape, np.dtype(np.float32))] == (
+        _creation_random.CHUNKED_DRAWS)
     for d in draws[1:]:
         np.testing.assert_array_equal(d, draws[0])
 
@@ -193,8 +195,8 @@ def test_an_embedding_is_drawn_from_numpy_bits(host_draws, monkeypatch):
                           again.weight.detach().numpy().view(np.uint32))
 
 
-def test_normal_draws_past_their_share_take_the_chunk_program(host_draws, monkeypatch):
-    monkeypatch.setattr(_chunk_draws, "NORMAL_VALUES", 100)
+def test_normal_draws_past_the_budget_take_the_chunk_program(host_draws, monkeypatch):
+    monkeypatch.setattr(_chunk_draws, "HOST_VALUES", 100)
     key, off = _key(8)
     with scope():
         assert _chunk_draws._host_normal(60, np.float32, key, off, 0.0, 1.0) is not None

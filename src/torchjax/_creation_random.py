@@ -42,15 +42,25 @@ def _sampler(kind, shape, np_dtype):
     return _programs.jit(f)
 
 
+# Draws of one shape from the chunks before the shape gets its own sampler (a threefry
+# program: 0.15-0.2 s of compile). A model's construction draws each weight shape once per
+# layer, and twice where it initializes its weights again (minGPT: a Linear's own uniform
+# draw, then normal_ in _init_weights, then its c_proj weights a third time): at 8, minGPT's
+# 6-layer gpt-mini compiled three samplers while it was built (0.5 s of its 1.2 s build,
+# cold). A draw from the chunks costs ~0.5-1 ms more than its own program's for tens of
+# thousands of values, so noise drawn in a loop waits 64 draws for its program.
+CHUNKED_DRAWS = 64
+
+
 @scoped  # also reached from outside the factories (Tensor.uniform_, make_tensor)
 def _sample(kind, shape, d, generator, a, b):
     key, offset = _random.key_parts(generator)
     n = math.prod(shape)
     chunked = _chunk_draws.serves(d.np)
-    # (chunks serve the weights of a deep model's repeated layers too: 8 draws of a shape
-    # before it gets its own program)
+    # (chunks serve the weights of a deep model's repeated layers too: CHUNKED_DRAWS draws of
+    # a shape before it gets its own program)
     if kind in ("uniform", "normal") and n > 0 and _one_off.few(
-            ("sample", kind, shape, d.np), n, 8 if chunked else _one_off.HOST_CALLS):
+            ("sample", kind, shape, d.np), n, CHUNKED_DRAWS if chunked else _one_off.HOST_CALLS):
         # A sampler compiles for a fraction of a second, and building a model draws once per
         # parameter shape: one program per distribution and dtype draws it in chunks and the
         # host joins and cuts them (_chunk_draws: the values of the exact draw). Without it,
