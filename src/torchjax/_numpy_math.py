@@ -68,12 +68,27 @@ _ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
           -7.37332916720468e-03, -1.42647390514189e-02)
 
 
+def _horner(coefficients, x):
+    """np.polyval(coefficients, x) for a float64 array x, in one new array."""
+    acc = np.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        acc *= x
+        acc += c
+    return acc
+
+
 @rule("erf")
 def _erf(x, **_):
     if x.dtype == np.float32:
-        w = np.clip(x.astype(np.float64), -4.0, 4.0)  # (erf is +-1 in float32 beyond)
+        w = x.astype(np.float64)
+        np.clip(w, -4.0, 4.0, out=w)  # (erf is +-1 in float32 beyond)
         w2 = w * w
-        return (np.polyval(_ERF_P, w2) * w / np.polyval(_ERF_Q, w2)).astype(np.float32)
+        # (Horner's rule in place: np.polyval makes a new array at each coefficient, and a
+        # GPT's GELU (16 x 64 x 512) took 4.5 ms, in place 2.4, the same bits)
+        num = _horner(_ERF_P, w2)
+        num *= w
+        num /= _horner(_ERF_Q, w2)
+        return num.astype(np.float32)
     from scipy import special
     return special.erf(x)
 
