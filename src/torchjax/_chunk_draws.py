@@ -12,6 +12,12 @@ the key and the counter i, and uniform and normal map bits to values element by 
 PRNG implementation of our own (`jax.extend.random.define_prng_impl`) whose key carries the
 chunk's start gives the chunk's bits, and JAX's own `uniform`/`normal` turn them into values,
 so no transform is written twice. tests/test_random_chunks.py compares with the exact draws.
+
+Within a budget of values per process (HOST_VALUES), float32 draws on a CPU device skip that
+program, whose threefry is most of its compile: NumPy computes the bits (threefry is integer
+arithmetic, exact), then uniform values too (`_host_uniform`: a bit pattern and one rounding
+XLA's way) and normal values through a small program that runs JAX's own `normal` on the given
+bits (`_host_normal`: erf_inv's rounding stays XLA's).
 """
 
 from __future__ import annotations
