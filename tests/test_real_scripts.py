@@ -547,3 +547,26 @@ def test_view_as_another_dtype():
         return [o.tolist() for o in outs], [str(o.dtype) for o in outs], facts
     pt, tj = both(run)
     assert tj == pt
+
+
+def test_permute_by_a_sequence_then_reshape():
+    # lucidrains/vit-pytorch through einops: rearrange is x.reshape(list), x.permute(list),
+    # x.reshape(list); the permuted view's strides failed to resolve ("'<' not supported
+    # between instances of 'tuple' and 'int'") for a sequence of dims, so every model failed
+    def run(lib):
+        x = lib.arange(2 * 6 * 8 * 3, dtype=lib.float32).reshape(2, 6, 8, 3)
+        outs = []
+        for dims in ([0, 2, 1, 3], (3, 0, 2, 1)):
+            y = x.permute(dims)
+            outs.append((y.stride(), y.is_contiguous(), y.reshape([y.shape[0], -1]).numpy(),
+                         lib.permute(x, dims).stride()))
+        b, c, h, w = 2, 3, 4, 4  # "b c (h p1) (w p2) -> b (h w) (p1 p2 c)" with p1 = p2 = 2
+        img = lib.arange(b * c * 8 * 8, dtype=lib.float32).reshape(b, c, 8, 8)
+        t = img.reshape([b, c, h, 2, w, 2]).permute([0, 2, 4, 3, 5, 1]).reshape([b, h * w, 12])
+        return outs, t.numpy(), t.stride()
+    pt, tj = both(run)
+    for (s1, c1, v1, f1), (s2, c2, v2, f2) in zip(pt[0], tj[0]):
+        assert (s1, c1, f1) == (s2, c2, f2)
+        np.testing.assert_array_equal(v1, v2)
+    np.testing.assert_array_equal(pt[1], tj[1])
+    assert pt[2] == tj[2]

@@ -325,7 +325,9 @@ def _squeeze(shape, strides, offset, out_shape, dim=None):
 
 
 def _permute(shape, strides, offset, out_shape, dims):
-    return tuple(strides[_wrap(d, len(shape))] for d in dims), offset
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]  # (x.permute((2, 0, 1)), and einops' x.permute([...]), as the op takes)
+    return tuple(strides[_wrap(int(d), len(shape))] for d in dims), offset
 
 
 def _transpose(shape, strides, offset, out_shape, dim0, dim1):
