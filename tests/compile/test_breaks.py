@@ -248,3 +248,29 @@ def test_a_caught_break_still_breaks():
         got = torch.compile(f)(x)
     assert got[1] == want[1] == 2
     np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+
+
+def test_compiler_markers_as_pytorch_outside_a_trace_and_inside():
+    """torch.compiler's Dynamo markers, which libraries call at import (einx's allow_in_graph):
+    each returns what PyTorch's returns outside a compile, and is_dynamo_compiling is true
+    inside torchjax's trace."""
+    import torch as pytorch
+
+    import torchjax
+
+    def f(x):
+        return x + 1
+
+    for lib in (pytorch, torchjax):
+        assert lib.compiler.allow_in_graph(f) is f
+        assert lib.compiler.allow_in_graph([f, f]) == [f, f]
+        assert lib.compiler.assume_constant_result(f) is f
+        assert lib.compiler.is_dynamo_compiling() is False
+        assert lib.compiler.is_exporting() is False
+        assert lib.compiler.cudagraph_mark_step_begin() is None
+
+    @torchjax.compile
+    def step(x):
+        return x * 2 if torchjax.compiler.is_dynamo_compiling() else x * 3
+
+    assert step(torchjax.ones(3)).tolist() == [2.0, 2.0, 2.0]

@@ -26,10 +26,19 @@ from . import config
 from ._breaks import GraphBreak, Unsupported
 from ._compiled import CompiledFunction, is_compiling
 from ._explain import ExplainOutput, explain
+from ._markers import (
+    allow_in_graph,
+    assume_constant_result,
+    cudagraph_mark_step_begin,
+    is_dynamo_compiling,
+    is_exporting,
+)
 from ._module import OptimizedModule
 
 __all__ = ["compile", "CompiledFunction", "OptimizedModule", "Unsupported", "GraphBreak",
-           "is_compiling", "disable", "reset", "explain", "ExplainOutput", "config"]
+           "is_compiling", "disable", "reset", "explain", "ExplainOutput", "config",
+           "allow_in_graph", "assume_constant_result", "is_dynamo_compiling", "is_exporting",
+           "cudagraph_mark_step_begin"]
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _BACKENDS = (None, "inductor", "xla", "jax", "openxla", "eager", "aot_eager")
