@@ -570,3 +570,23 @@ def test_permute_by_a_sequence_then_reshape():
         np.testing.assert_array_equal(v1, v2)
     np.testing.assert_array_equal(pt[1], tj[1])
     assert pt[2] == tj[2]
+
+
+def test_pad_widths_given_as_one_element_integer_tensors():
+    # x-transformers' align_right: F.pad(t, (lens.amax(), 0), value=pad_id): PyTorch's parser
+    # takes a one-element integer tensor where a tuple of ints wants an int; a float one it
+    # refuses as torchjax did every tensor
+    def run(lib):
+        x = lib.arange(6).reshape(2, 3)
+        lens = lib.tensor([1, 3])
+        out = [lib.nn.functional.pad(x, (lens.amax(), 0), value=-1).numpy(),
+               lib.nn.functional.pad(x, (lib.tensor([1]), lib.tensor(2))).numpy()]
+        try:
+            lib.nn.functional.pad(x, (lib.tensor(1.0), 0))
+        except TypeError as e:
+            out.append(str(e))
+        return out
+    pt, tj = both(run)
+    np.testing.assert_array_equal(pt[0], tj[0])
+    np.testing.assert_array_equal(pt[1], tj[1])
+    assert pt[2] == tj[2]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 
 from ..._dispatch import PREPARED, dispatch
+from ..._dtypes import bool as _BOOL
 from ..._ops.conv import (
     conv1d,
     conv2d,
@@ -43,6 +44,11 @@ def _ints(fname: str, arg: str, pos: int, v) -> tuple:
         raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, "
                         f"not {'Tensor' if isinstance(v, Tensor) else type(v).__name__}")
     for i, x in enumerate(v):
+        # (as PyTorch's parser: a one-element integer tensor counts as an int, x-transformers'
+        # F.pad(t, (lens.amax(), 0)))
+        if isinstance(x, Tensor) and x.numel() == 1 and not x.is_floating_point() \
+                and not x.is_complex() and x.dtype is not _BOOL:
+            continue
         if not isinstance(x, numbers.Integral) or isinstance(x, bool):
             raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, "
                             f"but found element of type {type(x).__name__} at pos {i}")
