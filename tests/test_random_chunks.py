@@ -87,16 +87,22 @@ def host_draws(monkeypatch):
 
 @pytest.mark.parametrize("seed, offset", [(0, 0), (7, 3), (2 ** 40 + 9, 2 ** 32 - 1)])
 @pytest.mark.parametrize("a, b", [(0.0, 1.0), (-0.1, 0.1), (-3.7, 2.25), (1e-3, 1e3),
-                                  (2.0, 0.5), (-1e-30, 1e-30)])
-def test_numpy_uniforms_are_the_chunk_programs_bit_for_bit(host_draws, seed, offset, a, b):
-    n = _chunk_draws.CHUNK + 77
+                                  (2.0, 0.5), (-1e-30, 1e-30), (0.0, 0.02), (1e3, 1e-3)])
+@pytest.mark.parametrize("kind", ["uniform", "normal"])
+def test_numpy_draws_are_the_chunk_programs_bit_for_bit(host_draws, kind, seed, offset, a, b):
+    """_host_uniform (NumPy's values) and _host_normal (NumPy's threefry bits through JAX's own
+    normal: a key that is the bits): the chunk program's values exactly, across chunks and a
+    cut last chunk."""
+    n = 2 * _chunk_draws.CHUNK + 77
     key = torch.Generator().manual_seed(seed)._base_key()
+    which, host = ((0, _chunk_draws._host_uniform) if kind == "uniform"
+                   else (1, _chunk_draws._host_normal))
     with scope():
         run = _chunk_draws._program(np.float32)
-        want = np.concatenate([np.asarray(run(key, np.uint32(offset), np.uint32(s), a, b)[0])
+        want = np.concatenate([np.asarray(run(key, np.uint32(offset), np.uint32(s), a, b)[which])
                                for s in range(0, n, _chunk_draws.CHUNK)])[:n]
-        got = _chunk_draws._host_uniform(n, np.float32, key, np.uint32(offset), a, b)
-    assert got is not None and got.dtype == np.float32
+        got = host(n, np.float32, key, np.uint32(offset), a, b)
+    assert got is not None and got.dtype == np.float32 and got.shape == (n,)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
@@ -151,23 +157,6 @@ def test_a_cnn_is_built_without_a_program(host_draws, monkeypatch):
     for p, q in zip(model.parameters(), again.parameters()):
         assert np.array_equal(p.detach().numpy().view(np.uint32),
                               q.detach().numpy().view(np.uint32))
-
-
-@pytest.mark.parametrize("seed, offset", [(0, 0), (7, 3), (2 ** 40 + 9, 2 ** 32 - 1)])
-@pytest.mark.parametrize("a, b", [(0.0, 1.0), (0.0, 0.02), (-3.7, 2.25), (1e3, 1e-3)])
-def test_normal_values_of_numpy_bits_are_the_chunk_programs_bit_for_bit(host_draws, seed,
-                                                                        offset, a, b):
-    """_host_normal: NumPy's threefry bits through JAX's own normal (a key that is the bits),
-    the chunk program's values exactly, across chunks and a cut last chunk."""
-    n = 2 * _chunk_draws.CHUNK + 77
-    key = torch.Generator().manual_seed(seed)._base_key()
-    with scope():
-        run = _chunk_draws._program(np.float32)
-        want = np.concatenate([np.asarray(run(key, np.uint32(offset), np.uint32(s), a, b)[1])
-                               for s in range(0, n, _chunk_draws.CHUNK)])[:n]
-        got = _chunk_draws._host_normal(n, np.float32, key, np.uint32(offset), a, b)
-    assert got is not None and got.dtype == np.float32 and got.shape == (n,)
-    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
 def test_an_embedding_is_drawn_from_numpy_bits(host_draws, monkeypatch):
