@@ -107,8 +107,21 @@ def draw(kind: str, n: int, np_dtype, key, offset, a, b):
             return host, key
     which = 0 if kind == "uniform" else 1
     chunks = [run(key, offset, np.uint32(s), a, b)[which] for s in range(0, n, CHUNK)]
+    return _joined(chunks, n), chunks[0]
+
+
+def _joined(chunks, n):
+    """The first n values of these device chunks, on the host."""
     parts = [np.asarray(c) for c in chunks]
-    return (parts[0] if len(parts) == 1 else np.concatenate(parts))[:n], chunks[0]
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts))[:n]
+
+
+def _whole_chunks(values):
+    """`values` followed by zeros to a whole number of chunks."""
+    n = len(values)
+    whole = np.zeros(-(-n // CHUNK) * CHUNK, values.dtype)
+    whole[:n] = values
+    return whole
 
 
 def device_uniforms(n: int, np_dtype, key, offset):
@@ -123,8 +136,7 @@ def device_uniforms(n: int, np_dtype, key, offset):
     if host is not None:  # (NumPy's values, the chunks' bits: no program either way)
         from ._one_off import to_device
         # (the n values drawn, then zeros to whole chunks: the caller cuts the first n)
-        whole = np.zeros(-(-n // CHUNK) * CHUNK, host.dtype)
-        whole[:n] = host
+        whole = _whole_chunks(host)
         return tuple(to_device(whole[s:s + CHUNK], key) for s in range(0, len(whole), CHUNK))
     run = _program(np_dtype)
     if not _programs.made(run, (key, offset, np.uint32(0), 0.0, 1.0)):
@@ -203,7 +215,6 @@ def _host_uniform(n, np_dtype, key, offset, a, b):
 # in it: measured, 35 ms of lowering and 45-60 of compile against 45 and 160-200 for the chunk
 # program (an Embedding's first draw, on the cold step's path); loaded from the program cache
 # it is a 155-line module against 570.
-
 # Within the NumPy draws' budget (HOST_VALUES a process, HOST_MAX a draw), as uniform ones:
 # NumPy's bits cost ~11 ns a value and the program's run ~5 ns, so a model of 4 million
 # normal values (minGPT's chargpt draws 2.7 million) saves the chunk program's compile cold
@@ -236,12 +247,9 @@ def _host_normal(n, np_dtype, key, offset, a, b):
     (the chunk program makes them)."""
     if not _host_eligible(n, np_dtype, key, offset, a, b):
         return None
-    bits = _host_bits(n, key, offset)
-    whole = np.zeros(-(-n // CHUNK) * CHUNK, np.uint32)
-    whole[:n] = bits
+    whole = _whole_chunks(_host_bits(n, key, offset))
     run = _normal_program(np.dtype(np_dtype))
-    parts = [np.asarray(run(whole[s:s + CHUNK], a, b)) for s in range(0, len(whole), CHUNK)]
-    return (parts[0] if len(parts) == 1 else np.concatenate(parts))[:n]
+    return _joined([run(whole[s:s + CHUNK], a, b) for s in range(0, len(whole), CHUNK)], n)
 
 
 def _fma32(x, y, z):
