@@ -184,27 +184,23 @@ def test_an_embedding_is_drawn_from_numpy_bits(host_draws, monkeypatch):
                           again.weight.detach().numpy().view(np.uint32))
 
 
-def test_normal_draws_past_the_budget_take_the_chunk_program(host_draws, monkeypatch):
-    monkeypatch.setattr(_chunk_draws, "HOST_VALUES", 100)
-    key, off = _key(8)
-    with scope():
-        assert _chunk_draws._host_normal(60, np.float32, key, off, 0.0, 1.0) is not None
-        assert _chunk_draws._host_normal(60, np.float32, key, off, 0.0, 1.0) is None
-        got, _ = _chunk_draws.draw("normal", 60, np.float32, key, off, 0.0, 1.0)
-        want = np.asarray(_creation._sampler("normal", (1024,), np.dtype(np.float32))(
-            key, off, 0.0, 1.0))[:60]
-    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
-
-
-def test_numpy_draws_stop_at_their_budget(host_draws, monkeypatch):
+@pytest.mark.parametrize("kind", ["uniform", "normal"])
+def test_numpy_draws_stop_at_their_budget(host_draws, monkeypatch, kind):
+    """Both distributions share NumPy's budget; past it the chunk program draws, the same
+    values."""
+    host = _chunk_draws._host_uniform if kind == "uniform" else _chunk_draws._host_normal
     monkeypatch.setattr(_chunk_draws, "HOST_VALUES", 15)
     key, off = _key(5)
     with scope():
-        assert _chunk_draws._host_uniform(10, np.float32, key, off, 0.0, 1.0) is not None
+        assert host(10, np.float32, key, off, 0.0, 1.0) is not None
         # (10 values drawn: 10 more would pass 15, the chunk program draws them)
-        assert _chunk_draws._host_uniform(10, np.float32, key, off, 0.0, 1.0) is None
-        assert _chunk_draws._host_uniform(5, np.float32, key, off, 0.0, 1.0) is not None
-        assert _chunk_draws._host_uniform(1, np.float64, key, off, 0.0, 1.0) is None
+        assert host(10, np.float32, key, off, 0.0, 1.0) is None
+        assert host(5, np.float32, key, off, 0.0, 1.0) is not None
+        assert host(1, np.float64, key, off, 0.0, 1.0) is None
+        got, _ = _chunk_draws.draw(kind, 60, np.float32, key, off, 0.0, 1.0)
+        want = np.asarray(_creation._sampler(kind, (1024,), np.dtype(np.float32))(
+            key, off, 0.0, 1.0))[:60]
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
 def test_uniform_draws_take_the_chunk_program_when_it_is_at_hand(host_draws):
