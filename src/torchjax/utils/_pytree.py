@@ -146,32 +146,35 @@ def is_namedtuple(obj) -> bool:
     return is_namedtuple_class(obj if isinstance(obj, type) else type(obj))
 
 
-def _seq_keys(children):
+def _seq_keys(context, children):
     return [SequenceKey(i) for i in range(len(children))]
 
 
 def _builtin(cls, flatten, unflatten, keys):
-    SUPPORTED_NODES[cls] = NodeDef(
-        cls, flatten, unflatten,
-        lambda node: (lambda ch, ctx: (list(zip(keys(node, ctx, ch), ch)), ctx))(*flatten(node)))
+    """A built-in container; keys(context, children) are its children's key entries."""
+    def with_keys(node):
+        children, context = flatten(node)
+        return list(zip(keys(context, children), children)), context
+
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten, unflatten, with_keys)
 
 
-_builtin(tuple, lambda t: (list(t), None), lambda ch, ctx: tuple(ch),
-         lambda n, ctx, ch: _seq_keys(ch))
-_builtin(list, lambda t: (list(t), None), lambda ch, ctx: list(ch),
-         lambda n, ctx, ch: _seq_keys(ch))
+def _mapping_keys(context, children):
+    return [MappingKey(k) for k in context]
+
+
+_builtin(tuple, lambda t: (list(t), None), lambda ch, ctx: tuple(ch), _seq_keys)
+_builtin(list, lambda t: (list(t), None), lambda ch, ctx: list(ch), _seq_keys)
 _builtin(dict, lambda d: (list(d.values()), list(d.keys())),
-         lambda ch, ctx: dict(zip(ctx, ch)), lambda n, ctx, ch: [MappingKey(k) for k in ctx])
+         lambda ch, ctx: dict(zip(ctx, ch)), _mapping_keys)
 _builtin(namedtuple, lambda t: (list(t), type(t)), lambda ch, ctx: ctx(*ch),
-         lambda n, ctx, ch: [GetAttrKey(f) for f in ctx._fields])
+         lambda ctx, ch: [GetAttrKey(f) for f in ctx._fields])
 _builtin(OrderedDict, lambda d: (list(d.values()), list(d.keys())),
-         lambda ch, ctx: OrderedDict(zip(ctx, ch)),
-         lambda n, ctx, ch: [MappingKey(k) for k in ctx])
+         lambda ch, ctx: OrderedDict(zip(ctx, ch)), _mapping_keys)
 _builtin(defaultdict, lambda d: (list(d.values()), [d.default_factory, list(d.keys())]),
          lambda ch, ctx: defaultdict(ctx[0], zip(ctx[1], ch)),
-         lambda n, ctx, ch: [MappingKey(k) for k in ctx[1]])
-_builtin(deque, lambda d: (list(d), d.maxlen), lambda ch, ctx: deque(ch, maxlen=ctx),
-         lambda n, ctx, ch: _seq_keys(ch))
+         lambda ctx, ch: _mapping_keys(ctx[1], ch))
+_builtin(deque, lambda d: (list(d), d.maxlen), lambda ch, ctx: deque(ch, maxlen=ctx), _seq_keys)
 
 
 def _node_type(tree):
@@ -406,29 +409,29 @@ def tree_any_only(type_or_types, /, pred, tree, is_leaf=None) -> bool:
 # -- key paths ------------------------------------------------------------------------------
 
 def _with_path(tree, is_leaf, path, out):
+    """Appends (key path, leaf) of every leaf to `out`; returns the tree's TreeSpec (one walk
+    for both)."""
     if tree_is_leaf(tree, is_leaf):
         out.append((path, tree))
-        return
+        return _LEAF
     node = SUPPORTED_NODES[_node_type(tree)]
     if node.flatten_with_keys_fn is None:
         raise ValueError(f"Did not find a flatten_with_keys_fn for type: {node.type}. Please "
                          "pass a flatten_with_keys_fn argument to register_pytree_node.")
-    pairs, _ = node.flatten_with_keys_fn(tree)
-    for k, child in pairs:
-        _with_path(child, is_leaf, (*path, k), out)
+    pairs, context = node.flatten_with_keys_fn(tree)
+    return TreeSpec(node.type, context,
+                    [_with_path(child, is_leaf, (*path, k), out) for k, child in pairs])
 
 
 def tree_flatten_with_path(tree, is_leaf=None):
     """([(key path, leaf), ...], TreeSpec)."""
     out = []
-    _with_path(tree, is_leaf, (), out)
-    return out, tree_structure(tree, is_leaf)
+    spec = _with_path(tree, is_leaf, (), out)
+    return out, spec
 
 
 def tree_leaves_with_path(tree, is_leaf=None) -> list:
-    out = []
-    _with_path(tree, is_leaf, (), out)
-    return out
+    return tree_flatten_with_path(tree, is_leaf)[0]
 
 
 def tree_map_with_path(func, tree, *rests, is_leaf=None):
